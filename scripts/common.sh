@@ -1,0 +1,27 @@
+# SPDX-License-Identifier: GPL-2.0
+# Shared paths and helpers for the test-bed scripts. Sourced, not run.
+
+TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BUILD=${BUILD:-$TOP/build}
+SRC_PKG=linux-source-6.12
+SRC_TARBALL=/usr/src/$SRC_PKG.tar.xz
+TREE=$BUILD/linux		# git tree: pristine source + series
+OBJ=$BUILD/obj			# kernel build output (O=)
+SERIES=$TOP/kernel/series
+BASE_TAG=tsckit-base		# the pristine source commit in $TREE
+JOBS=${JOBS:-$(nproc)}
+
+export CCACHE_DIR=${CCACHE_DIR:-/var/cache/tsckit-ccache}
+
+die() { echo "error: $*" >&2; exit 1; }
+say() { echo "==> $*" >&2; }
+
+# The series as git am sees it: every numbered patch but the cover letter.
+series_patches() {
+	ls "$SERIES"/[0-9][0-9][0-9][0-9]-*.patch 2>/dev/null | grep -v '/0000-cover-letter.patch$'
+}
+
+# Make for the kernel tree, out of tree, through ccache.
+kmake() {
+	make -C "$TREE" O="$OBJ" -j"$JOBS" CC="ccache gcc" HOSTCC="ccache gcc" "$@"
+}
