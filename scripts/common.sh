@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash disable=SC2034 # variables for the sourcing scripts
 # Shared paths and helpers for the test-bed scripts. Sourced, not run.
 
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -18,7 +19,10 @@ say() { echo "==> $*" >&2; }
 
 # The series as git am sees it: every numbered patch but the cover letter.
 series_patches() {
-	ls "$SERIES"/[0-9][0-9][0-9][0-9]-*.patch 2>/dev/null | grep -v '/0000-cover-letter.patch$'
+	local p
+	for p in "$SERIES"/[0-9][0-9][0-9][0-9]-*.patch; do
+		[ -f "$p" ] && [ "${p##*/}" != 0000-cover-letter.patch ] && echo "$p"
+	done
 }
 
 # Make for the kernel tree, out of tree, through ccache.

@@ -1,0 +1,45 @@
+# SPDX-License-Identifier: GPL-2.0
+# tsckit. The two commands: make run (the demo) and make check (all tests).
+# The rest are the steps they are made of, for working on the series.
+
+S := scripts
+
+.PHONY: run check deps tree kernel guest export-series checkpatch \
+	each-patch scenario clean distclean
+
+run:			## build, boot the patched kernel, show the TSC files
+	$(S)/demo
+
+check:			## every test, host and guest; ends with "check: N passed, ..."
+	$(S)/check
+
+deps:			## install the Debian packages the test bed needs
+	$(S)/install-deps
+
+tree: deps		## unpack linux-source-6.12 into build/linux, git am the series
+	$(S)/kernel-tree
+
+kernel: tree		## configure and build the test kernel in build/obj
+	$(S)/kernel-build
+
+guest: kernel		## build the guest's test programs and initramfs
+	$(S)/guest-tests
+	$(S)/initramfs
+
+export-series:		## save the commits in build/linux as kernel/series/
+	$(S)/export-series
+
+checkpatch:		## checkpatch.pl --strict on every patch of the series
+	$(S)/checkpatch-series
+
+each-patch:		## build the kernel after each patch in turn
+	$(S)/build-each-patch
+
+scenario: guest		## boot one scenario: make scenario NAME=default
+	$(S)/run-scenario $(NAME)
+
+clean:			## remove outputs, keep the kernel tree and its objects
+	rm -rf build/check build/scenarios build/guest
+
+distclean:		## remove build/ entirely
+	rm -rf build
