@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Test-only module: mark the TSC unstable on purpose, the way the kernel
+ * itself does it, so that the run-time path can be tested in a guest.
+ * Never part of the series, never loaded outside the QEMU test guest.
+ *
+ *   insmod tsc_unstable.ko context=timer	from a timer (softirq), like
+ *						the clocksource watchdog
+ *   insmod tsc_unstable.ko context=process	from process context
+ */
+#include <linux/completion.h>
+#include <linux/jiffies.h>
+#include <linux/module.h>
+#include <linux/string.h>
+#include <linux/timer.h>
+#include <asm/tsc.h>
+
+static char *context = "timer";
+module_param(context, charp, 0444);
+MODULE_PARM_DESC(context, "where to call mark_tsc_unstable(): timer or process");
+
+static DECLARE_COMPLETION(marked);
+
+static void mark_from_timer(struct timer_list *timer)
+{
+	WARN_ON_ONCE(!in_serving_softirq());
+	mark_tsc_unstable("tsckit test module (timer context)");
+	complete(&marked);
+}
+
+static int __init tsc_unstable_init(void)
+{
+	struct timer_list timer;
+
+	if (!strcmp(context, "process")) {
+		mark_tsc_unstable("tsckit test module (process context)");
+		return 0;
+	}
+	if (strcmp(context, "timer")) {
+		pr_err("tsc_unstable: context=%s: use timer or process\n", context);
+		return -EINVAL;
+	}
+	timer_setup_on_stack(&timer, mark_from_timer, 0);
+	mod_timer(&timer, jiffies + 1);
+	wait_for_completion(&marked);
+	del_timer_sync(&timer);
+	destroy_timer_on_stack(&timer);
+	return 0;
+}
+module_init(tsc_unstable_init);
+
+static void __exit tsc_unstable_exit(void)
+{
+}
+module_exit(tsc_unstable_exit);
+
+MODULE_DESCRIPTION("tsckit test only: mark the TSC unstable on request");
+MODULE_LICENSE("GPL");
