@@ -13,6 +13,8 @@ BASE_TAG=tsckit-base		# the pristine source commit in $TREE
 JOBS=${JOBS:-$(nproc)}
 
 export CCACHE_DIR=${CCACHE_DIR:-/var/cache/tsckit-ccache}
+# Paths relative to the checkout, so another clone hits the same cache.
+export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$TOP}
 
 die() { echo "error: $*" >&2; exit 1; }
 say() { echo "==> $*" >&2; }
