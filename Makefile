@@ -7,7 +7,7 @@ S := scripts
 .PHONY: run check deps tree kernel guest export-series checkpatch \
 	each-patch scenario clean distclean
 
-run:			## build, boot the patched kernel, show the TSC files
+run:			## boot the patched kernel, show the TSC files and a live change
 	$(S)/demo
 
 check:			## every test, host and guest; ends with "check: N passed, ..."
