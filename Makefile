@@ -22,9 +22,8 @@ tree: deps		## unpack linux-source-6.12 into build/linux, git am the series
 kernel: tree		## configure and build the test kernel in build/obj
 	$(S)/kernel-build
 
-guest: kernel		## build the guest's test programs and initramfs
-	$(S)/guest-tests
-	$(S)/initramfs
+guest: tree		## build the test kernel, the guest's test programs and initramfs
+	$(S)/guest-build
 
 export-series:		## save the commits in build/linux as kernel/series/
 	$(S)/export-series
