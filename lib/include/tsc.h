@@ -1,0 +1,316 @@
+// SPDX-License-Identifier: MIT OR LGPL-2.1
+/*
+ * libtsc: may this process read the x86 TSC directly, and if so, how do
+ * ticks become nanoseconds?  Every answer comes with its reasons.
+ *
+ * Model
+ *   tsc_open() gathers facts from the best sources available (the tsckit
+ *   kernel series' sysfs files and vDSO calls, else the stock kernel's
+ *   clocksource, /proc/cpuinfo, CPUID, the perf mmap page, and last a
+ *   calibration against CLOCK_MONOTONIC_RAW), decides, and publishes the
+ *   result in the handle.  The read functions below are static inline:
+ *   while the TSC is in use a timestamp costs one load of the published
+ *   state, RDTSC and a multiply-shift-add; no syscall, no lock, no
+ *   allocation.  While it is not, each read is exactly one clock_gettime()
+ *   of the fallback clock (CLOCK_MONOTONIC_RAW unless changed).
+ *
+ *   The library keeps watching the kernel (a watcher thread by default, or
+ *   tsc_fd() + tsc_process_events() from the caller's event loop) and
+ *   switches between TSC and fallback on its own.  Nanoseconds stay on one
+ *   scale across a switch: the new source is offset so that it continues
+ *   from the old one at the switch, so a thread never sees time go back.
+ *   The offset (the "step" between the library's scale and the new source)
+ *   is reported by tsc_get_info().
+ *
+ *   Scale: ns start out on the CLOCK_MONOTONIC_RAW scale (anchored at
+ *   open).  tsc_ns_to_clock() maps them to CLOCK_MONOTONIC, CLOCK_REALTIME,
+ *   CLOCK_BOOTTIME, CLOCK_TAI or CLOCK_MONOTONIC_RAW.  The mapping is
+ *   re-anchored once a second by the watcher (or by tsc_process_events(),
+ *   whose fd wakes once a second, or by tsc_reanchor() on demand) and
+ *   extrapolates the rate measured between anchors, so it follows NTP
+ *   frequency corrections; its error is well below 1 us on a quiet
+ *   machine (tests/lib/wall.c measures it).
+ *
+ * Errors: functions returning int return 0 (or a count) on success and a
+ * negative errno on failure, and also set errno.  Functions returning a
+ * pointer return NULL and set errno.
+ *
+ * Options and info structs start with a size (libbpf's model): declare
+ * options with TSC_OPTS(), which zero-fills them; unknown non-zero bytes
+ * past the end the library knows are rejected with -EINVAL.
+ *
+ * Thread safety: every read function and tsc_get_info(), tsc_reasons(),
+ * tsc_ns_to_clock() may be called from any thread at any time.  The
+ * handle must outlive all of them; tsc_close() is not concurrent-safe.
+ *
+ * The inline functions are also exported as real symbols for bindings
+ * (built from src/ffi.c).  ABI: struct tsc_fast is part of it.
+ */
+#ifndef TSC_H
+#define TSC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <time.h>
+#include <tsc-version.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#ifndef TSCINLINE
+#define TSCINLINE static inline
+#endif
+
+struct tsc;
+
+/* Fallback clock used while the TSC is not. */
+enum tsc_fallback {
+	TSC_FALLBACK_MONOTONIC_RAW = 0,
+	TSC_FALLBACK_MONOTONIC = 1,
+};
+
+struct tsc_opts {
+	size_t sz;		/* sizeof(struct tsc_opts), set by TSC_OPTS */
+	/* Read DIR/sys/..., DIR/proc/... and DIR/tsckit/... instead of the
+	 * live files.  CPUID facts then come from DIR/tsckit/cpuid, vDSO
+	 * symbols from DIR/tsckit/vdso.so; perf and calibration are not
+	 * used (unless force_calibrate).  Reads still use this CPU's TSC. */
+	const char *sysroot;
+	bool force_calibrate;	/* use a calibration even if better factors exist */
+	bool no_watcher;	/* no thread: call tsc_process_events() yourself */
+	bool no_rdtscp;		/* ordered reads use LFENCE;RDTSC even with RDTSCP */
+	bool force_fallback;	/* never use the TSC (benchmarks, tests) */
+	enum tsc_fallback fallback;
+	size_t :0;
+};
+
+/* Declare zero-filled options: TSC_OPTS(o, .sysroot = "dump"); */
+#define TSC_OPTS(NAME, ...)						\
+	struct tsc_opts NAME = ({					\
+		memset(&NAME, 0, sizeof(struct tsc_opts));		\
+		(struct tsc_opts){					\
+			.sz = sizeof(struct tsc_opts),			\
+			__VA_ARGS__					\
+		};							\
+	})
+
+/* Open: gather facts, decide, publish.  opts may be NULL.  Returns NULL
+ * and errno EINVAL (bad opts), ENOMEM, or the error of a failed thread or
+ * fd creation.  An unusable TSC is not an error: the handle then falls
+ * back and tsc_reasons() says why. */
+struct tsc *tsc_open(const struct tsc_opts *opts);
+void tsc_close(struct tsc *t);
+
+/* Where the conversion factors came from. */
+enum tsc_src {
+	TSC_SRC_NONE = 0,
+	TSC_SRC_VDSO,		/* __vdso_tsc_to_ns(1 << 32): kernel's own factor */
+	TSC_SRC_SYSFS_MULT,	/* tsc0/tsc_mult, tsc_shift */
+	TSC_SRC_PERF,		/* perf_event mmap page time_mult/time_shift */
+	TSC_SRC_SYSFS_KHZ,	/* tsc0/tsc_khz */
+	TSC_SRC_CPU0_KHZ,	/* cpu0/tsc_freq_khz */
+	TSC_SRC_CPUID_15H,	/* CPUID 0x15 crystal ratio */
+	TSC_SRC_CPUID_HV,	/* CPUID 0x40000010 hypervisor leaf */
+	TSC_SRC_CALIBRATION,	/* measured against CLOCK_MONOTONIC_RAW */
+};
+const char *tsc_src_name(enum tsc_src src);	/* "vdso", "sysfs-mult", ... */
+
+struct tsc_info {
+	bool usable;		/* the TSC is in use now */
+	bool rdtscp;		/* ordered reads use RDTSCP, else LFENCE;RDTSC */
+	bool kernel_series;	/* the tsckit sysfs files exist */
+	bool vdso_tsc;		/* the vDSO has __vdso_tsc_raw/__vdso_tsc_to_ns */
+	int vdso_clock;		/* clock_gettime via vDSO: 1 yes, 0 syscall, -1 unknown */
+	int tsc_user;		/* kernel.tsc_user: 0 allow, 1 emulate, 2 sigsegv, -1 n/a */
+	int prctl_tsc;		/* PR_GET_TSC of this task: 1 enable, 2 sigsegv, -1 n/a */
+	int tsc_stable;		/* tsc0/tsc_stable, -1 absent or unreadable */
+	enum tsc_src src;	/* factors in use (kept while falling back) */
+	uint64_t mult;		/* ns = ticks * mult >> shift (+ offset) */
+	uint32_t shift;
+	uint64_t khz;		/* TSC frequency in kHz, 0 if unknown */
+	enum tsc_src khz_src;
+	uint64_t err_ppb;	/* error bound of the factors (calibration), ppb */
+	uint64_t calib_ns;	/* how long the calibration took, 0 if none */
+	clockid_t fallback_clock;
+	char clocksource[32];	/* current_clocksource, "" if unknown */
+	uint64_t decisions;	/* re-decisions made (open counts as one) */
+	uint64_t switches;	/* TSC <-> fallback switches and factor changes */
+	int64_t last_step_ns;	/* library scale minus new source at last switch */
+	int64_t scale_offset_ns;/* library scale minus CLOCK_MONOTONIC_RAW now */
+	uint64_t anchors;	/* wall-clock re-anchors made */
+};
+/* Copy at most sz bytes of the current info. */
+int tsc_get_info(struct tsc *t, struct tsc_info *info, size_t sz);
+
+enum tsc_reason_kind {
+	TSC_REASON_OK = 0,	/* a condition for using the TSC holds */
+	TSC_REASON_BLOCK,	/* a condition fails: the TSC is not used */
+	TSC_REASON_NOTE,	/* a fact that does not decide anything */
+};
+#define TSC_REASON_LEN 160
+struct tsc_reason {
+	enum tsc_reason_kind kind;
+	char text[TSC_REASON_LEN];
+};
+/* Copy up to n reasons of the current decision; returns how many there
+ * are (may exceed n). */
+int tsc_reasons(struct tsc *t, struct tsc_reason *out, size_t n);
+
+/* A pollable fd (epoll over the watched sysfs files and a 1 s timer);
+ * when readable, call tsc_process_events().  Returns the fd (owned by the
+ * handle) or -errno. */
+int tsc_fd(struct tsc *t);
+/* Re-read the kernel's state, re-decide, re-anchor the wall-clock mapping
+ * when due.  Never blocks.  Returns the number of changes of decision or
+ * factors (0 or more) or -errno. */
+int tsc_process_events(struct tsc *t);
+/* Re-anchor the wall-clock mapping now. */
+int tsc_reanchor(struct tsc *t);
+/* Map a library timestamp to clock clk (CLOCK_MONOTONIC_RAW, _MONOTONIC,
+ * _REALTIME, _BOOTTIME, _TAI).  -EINVAL for another clock. */
+int tsc_ns_to_clock(struct tsc *t, uint64_t ns, clockid_t clk, uint64_t *out);
+/* tsc_now_ns() mapped to clk. */
+int tsc_clock_gettime(struct tsc *t, clockid_t clk, uint64_t *out);
+
+struct tsc_xcpu_result {
+	unsigned int cpus;		/* CPUs tested */
+	uint64_t reads;			/* TSC reads checked in total */
+	uint64_t backward;		/* reads that went back */
+	uint64_t worst_ticks;		/* worst backward step */
+	uint64_t worst_ns;
+	int worst_from_cpu, worst_to_cpu; /* writer CPU, reader CPU; -1 if none */
+};
+/* Cross-CPU consistency: one pinned thread per CPU of the affinity set,
+ * for ms milliseconds, each checking that its ordered TSC read is not
+ * below the last one of any CPU.  Returns 0 (result says what was seen),
+ * -ENODEV when RDTSC may not be executed, -EINVAL, or a thread error. */
+int tsc_xcpu_check(struct tsc *t, unsigned int ms,
+		   struct tsc_xcpu_result *res, size_t sz);
+
+const char *tsc_version(void);	/* "0.1.0": the library actually loaded */
+
+/*
+ * Fast path.  The published state is the first member of struct tsc and
+ * is read under a sequence count (odd while being rewritten).
+ */
+enum { TSC_MODE_CLOCK = 0, TSC_MODE_TSC = 1 };
+
+struct tsc_fast {
+	uint32_t seq;
+	uint32_t mode;		/* TSC_MODE_TSC or TSC_MODE_CLOCK */
+	uint32_t shift;
+	uint32_t rdtscp;	/* ordered reads may use RDTSCP */
+	uint64_t mult;
+	uint64_t offset;	/* ns = (ticks * mult >> shift) + offset */
+	uint64_t clock_offset;	/* ns = clock_gettime(clock) + clock_offset */
+	int32_t clock;
+	uint32_t pad;
+};
+
+#define __tsc_ld(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
+
+static inline const struct tsc_fast *__tsc_fast(const struct tsc *t)
+{
+	return (const struct tsc_fast *)t;
+}
+
+/* RDTSC, not ordered against surrounding instructions. */
+TSCINLINE uint64_t tsc_rdtsc(void)
+{
+	uint32_t lo, hi;
+
+	__asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
+	return ((uint64_t)hi << 32) | lo;
+}
+
+/* RDTSC after all earlier instructions: RDTSCP when the CPU has it (and
+ * the handle allows it), else LFENCE;RDTSC. */
+TSCINLINE uint64_t tsc_rdtsc_ordered(const struct tsc *t)
+{
+	uint32_t lo, hi, aux;
+
+	if (__tsc_ld(__tsc_fast(t)->rdtscp))
+		__asm__ __volatile__("rdtscp" : "=a"(lo), "=d"(hi), "=c"(aux)
+				     :: "memory");
+	else
+		__asm__ __volatile__("lfence; rdtsc" : "=a"(lo), "=d"(hi)
+				     :: "memory");
+	return ((uint64_t)hi << 32) | lo;
+}
+
+/* True while the TSC is in use (reads do not make syscalls). */
+TSCINLINE bool tsc_in_use(const struct tsc *t)
+{
+	return __tsc_ld(__tsc_fast(t)->mode) == TSC_MODE_TSC;
+}
+
+/* A tick delta in ns, exact (128-bit product) for any delta up to years. */
+TSCINLINE uint64_t tsc_delta_to_ns(const struct tsc *t, uint64_t delta)
+{
+	const struct tsc_fast *f = __tsc_fast(t);
+
+	return (uint64_t)(((unsigned __int128)delta * __tsc_ld(f->mult)) >>
+			  __tsc_ld(f->shift));
+}
+
+/* Absolute ticks (from tsc_rdtsc*) to the library's ns scale.  Only
+ * meaningful for ticks read while tsc_in_use(). */
+TSCINLINE uint64_t tsc_ticks_to_ns(const struct tsc *t, uint64_t ticks)
+{
+	const struct tsc_fast *f = __tsc_fast(t);
+	uint32_t seq;
+	uint64_t ns;
+
+	do {
+		seq = __atomic_load_n(&f->seq, __ATOMIC_ACQUIRE);
+		ns = (uint64_t)(((unsigned __int128)ticks * __tsc_ld(f->mult)) >>
+				__tsc_ld(f->shift)) + __tsc_ld(f->offset);
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	} while ((seq & 1) || __tsc_ld(f->seq) != seq);
+	return ns;
+}
+
+static inline uint64_t __tsc_now(const struct tsc *t, bool ordered)
+{
+	const struct tsc_fast *f = __tsc_fast(t);
+	struct timespec ts;
+	uint32_t seq;
+	uint64_t ns;
+
+	for (;;) {
+		seq = __atomic_load_n(&f->seq, __ATOMIC_ACQUIRE);
+		if (__builtin_expect(__tsc_ld(f->mode) == TSC_MODE_TSC, 1)) {
+			uint64_t c = ordered ? tsc_rdtsc_ordered(t) : tsc_rdtsc();
+
+			ns = (uint64_t)(((unsigned __int128)c * __tsc_ld(f->mult)) >>
+					__tsc_ld(f->shift)) + __tsc_ld(f->offset);
+		} else {
+			clock_gettime(__tsc_ld(f->clock), &ts);
+			ns = (uint64_t)ts.tv_sec * 1000000000u + ts.tv_nsec +
+			     __tsc_ld(f->clock_offset);
+		}
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (__builtin_expect(!(seq & 1) && __tsc_ld(f->seq) == seq, 1))
+			return ns;
+	}
+}
+
+/* Now, in ns on the library's scale (see top of file). */
+TSCINLINE uint64_t tsc_now_ns(const struct tsc *t)
+{
+	return __tsc_now(t, false);
+}
+
+/* Now, read after all earlier instructions have completed. */
+TSCINLINE uint64_t tsc_now_ns_ordered(const struct tsc *t)
+{
+	return __tsc_now(t, true);
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* TSC_H */
