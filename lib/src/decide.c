@@ -1,0 +1,287 @@
+// SPDX-License-Identifier: MIT OR LGPL-2.1
+/*
+ * The decision: every condition for using the TSC gives a reason, kept
+ * in order.  The kernel's word comes first: the TSC is used only while
+ * the kernel itself keeps time with it (and, with the tsckit series,
+ * says it trusts it), so that the kernel giving up on it is something
+ * the watcher sees.  Unknown or unreadable facts decide "no".
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+
+#include "internal.h"
+
+void tsc__reason(struct decision *d, enum tsc_reason_kind k, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (d->n >= MAX_REASONS)
+		return;
+	d->r[d->n].kind = k;
+	va_start(ap, fmt);
+	vsnprintf(d->r[d->n].text, TSC_REASON_LEN, fmt, ap);
+	va_end(ap);
+	d->n++;
+}
+
+#define BLOCK(...) do { tsc__reason(d, TSC_REASON_BLOCK, __VA_ARGS__); ok = false; } while (0)
+#define OK(...)   tsc__reason(d, TSC_REASON_OK, __VA_ARGS__)
+#define NOTE(...) tsc__reason(d, TSC_REASON_NOTE, __VA_ARGS__)
+
+/* ns per tick = mult / 2^shift must describe 1 MHz .. 100 GHz. */
+static uint64_t mult_khz(uint64_t mult, uint32_t shift)
+{
+	if (!mult || shift >= 64)
+		return 0;
+	return (uint64_t)(((unsigned __int128)1000000 << shift) / mult);
+}
+
+static bool plausible(uint64_t khz)
+{
+	return khz >= 1000 && khz <= 100000000;
+}
+
+static const char *err_text(int err)
+{
+	return tsc__strerr(err);
+}
+
+/* The factors, best source first.  Returns false if there are none. */
+static bool pick(struct tsc *t, struct decision *d, bool may_calibrate)
+{
+	const struct static_facts *sf = &t->sf;
+	const struct dyn_facts *df = &t->df;
+	struct factors c[8], f;
+	int n = 0;
+	uint64_t k;
+
+	if (!df->vdso_f_rc) {
+		k = mult_khz(df->vdso_f, 32);
+		if (plausible(k)) {
+			c[n++] = (struct factors){ TSC_SRC_VDSO, df->vdso_f, 32, k, 0 };
+			NOTE("vDSO __vdso_tsc_to_ns: %llu ns per 2^32 ticks (%llu kHz)",
+			     (unsigned long long)df->vdso_f, (unsigned long long)k);
+		} else {
+			NOTE("vDSO __vdso_tsc_to_ns factor %llu is implausible: ignored",
+			     (unsigned long long)df->vdso_f);
+		}
+	} else if (df->vdso_f_rc != 1) {
+		NOTE("vDSO __vdso_tsc_to_ns returned %d", df->vdso_f_rc);
+	}
+	if (!df->mult.err && !df->shift.err) {
+		k = mult_khz(df->mult.v, df->shift.v);
+		if (!plausible(k))
+			NOTE("tsc0/tsc_mult %llu, tsc_shift %llu: implausible, ignored",
+			     (unsigned long long)df->mult.v, (unsigned long long)df->shift.v);
+		else if (!df->khz.err && (k > df->khz.v + df->khz.v / 1000 ||
+					  k < df->khz.v - df->khz.v / 1000))
+			NOTE("tsc0/tsc_mult, tsc_shift give %llu kHz, tsc_khz says %llu: ignored",
+			     (unsigned long long)k, (unsigned long long)df->khz.v);
+		else
+			c[n++] = (struct factors){ TSC_SRC_SYSFS_MULT, df->mult.v,
+						   (uint32_t)df->shift.v, k, 0 };
+	} else if (df->mult.err != -ENOENT || df->shift.err != -ENOENT) {
+		NOTE("tsc0/tsc_mult: %s, tsc_shift: %s",
+		     df->mult.err ? err_text(df->mult.err) : "ok",
+		     df->shift.err ? err_text(df->shift.err) : "ok");
+	}
+	if (sf->perf_ok)
+		c[n++] = sf->perf;
+	NOTE("%s", sf->perf_why);
+	if (!df->khz.err) {
+		if (tsc__factors_from_khz(df->khz.v, TSC_SRC_SYSFS_KHZ, &f))
+			c[n++] = f;
+		else
+			NOTE("tsc0/tsc_khz %llu: implausible, ignored",
+			     (unsigned long long)df->khz.v);
+	} else if (df->khz.err != -ENOENT) {
+		NOTE("tsc0/tsc_khz: %s", err_text(df->khz.err));
+	}
+	if (!df->cpu0_khz.err) {
+		if (tsc__factors_from_khz(df->cpu0_khz.v, TSC_SRC_CPU0_KHZ, &f))
+			c[n++] = f;
+		else
+			NOTE("cpu0/tsc_freq_khz %llu: implausible, ignored",
+			     (unsigned long long)df->cpu0_khz.v);
+	} else if (df->cpu0_khz.err != -ENOENT) {
+		NOTE("cpu0/tsc_freq_khz: %s", err_text(df->cpu0_khz.err));
+	}
+	/* CPUID frequencies are what the kernel used only when it says it
+	 * knew the frequency (tsc_known_freq); otherwise they are hints. */
+	if (sf->cpuid15_khz) {
+		NOTE("CPUID 0x15: %llu kHz", (unsigned long long)sf->cpuid15_khz);
+		if ((sf->cpuinfo & CI_KNOWN_FREQ) &&
+		    tsc__factors_from_khz(sf->cpuid15_khz, TSC_SRC_CPUID_15H, &f))
+			c[n++] = f;
+	}
+	if (sf->cpuid_hv_khz) {
+		NOTE("CPUID 0x40000010 (hypervisor): %llu kHz",
+		     (unsigned long long)sf->cpuid_hv_khz);
+		if ((sf->cpuinfo & CI_KNOWN_FREQ) &&
+		    tsc__factors_from_khz(sf->cpuid_hv_khz, TSC_SRC_CPUID_HV, &f))
+			c[n++] = f;
+	}
+	if (sf->cpuid16_mhz)
+		NOTE("CPUID 0x16: base frequency %llu MHz (not used for conversion)",
+		     (unsigned long long)sf->cpuid16_mhz);
+	if ((!n || t->opts.force_calibrate) && may_calibrate &&
+	    (t->live || t->opts.force_calibrate)) {
+		if (!t->sf.calib.done)
+			tsc__calibrate(t, &t->sf.calib, 20000000);
+		NOTE("%s", t->sf.calib.why);
+		if (t->sf.calib.ok) {
+			if (t->opts.force_calibrate)
+				n = 0;
+			c[n++] = t->sf.calib.f;
+		}
+	}
+	if (!n) {
+		memset(&d->f, 0, sizeof(d->f));
+		return false;
+	}
+	d->f = c[0];
+	OK("conversion factors from %s: ns = ticks * %llu >> %u (%llu kHz)",
+	   tsc_src_name(d->f.src), (unsigned long long)d->f.mult, d->f.shift,
+	   (unsigned long long)d->f.khz);
+	return true;
+}
+
+static bool may_run_rdtsc(struct tsc *t, struct decision *d)
+{
+	const struct static_facts *sf = &t->sf;
+	const struct dyn_facts *df = &t->df;
+	bool ok = true;
+
+	if (sf->cpuid_known) {
+		if (sf->cpu_tsc)
+			OK("CPUID: the CPU has a TSC");
+		else
+			BLOCK("CPUID: the CPU has no TSC");
+	} else if (!sf->cpuinfo_err) {
+		if (sf->cpuinfo & CI_TSC)
+			OK("cpuinfo: tsc flag");
+		else
+			BLOCK("cpuinfo: no tsc flag");
+	} else {
+		BLOCK("no CPUID facts and no cpuinfo flags: cannot tell whether there is a TSC");
+	}
+	if (sf->prctl_tsc == PR_TSC_SIGSEGV)
+		BLOCK("prctl(PR_GET_TSC): RDTSC raises SIGSEGV in this task");
+	else if (sf->prctl_tsc == PR_TSC_ENABLE)
+		OK("prctl(PR_GET_TSC): RDTSC enabled in this task");
+	if (df->tsc_user.err == -ENOENT)
+		NOTE("no kernel.tsc_user (stock kernel): user RDTSC is not trapped");
+	else if (df->tsc_user.err)
+		BLOCK("kernel.tsc_user: %s", err_text(df->tsc_user.err));
+	else if (df->tsc_user.v == 0)
+		OK("kernel.tsc_user=0: user RDTSC allowed");
+	else if (df->tsc_user.v == 1)
+		BLOCK("kernel.tsc_user=1: every user RDTSC traps and is emulated (slow, logged)");
+	else if (df->tsc_user.v == 2)
+		BLOCK("kernel.tsc_user=2: user RDTSC raises SIGSEGV");
+	else
+		BLOCK("kernel.tsc_user=%llu: unknown policy", (unsigned long long)df->tsc_user.v);
+	return ok;
+}
+
+static bool kernel_trusts(struct tsc *t, struct decision *d)
+{
+	const struct static_facts *sf = &t->sf;
+	const struct dyn_facts *df = &t->df;
+	bool ok = true, series = df->stable.err != -ENOENT;
+	int inv;
+
+	if (!series)
+		NOTE("no /sys/devices/system/tsc/tsc0 (stock kernel)");
+	else if (df->stable.err)
+		BLOCK("tsc0/tsc_stable: %s", err_text(df->stable.err));
+	else if (df->stable.v == 1)
+		OK("tsc0/tsc_stable=1: the kernel trusts the TSC");
+	else if (df->stable.v == 0)
+		BLOCK("tsc0/tsc_stable=0: the kernel marked the TSC unstable");
+	else
+		BLOCK("tsc0/tsc_stable=%llu: neither 0 nor 1", (unsigned long long)df->stable.v);
+
+	if (df->cs_err)
+		BLOCK("current_clocksource: %s", err_text(df->cs_err));
+	else if (!strcmp(df->cs, "tsc"))
+		OK("current_clocksource is tsc: the kernel keeps time with the TSC");
+	else
+		BLOCK("current_clocksource is %s, not tsc: the kernel does not keep time with the TSC",
+		      df->cs);
+
+	if (df->cs_vdso.err == -ENOENT)
+		NOTE("no current_clocksource_vdso: cannot tell whether clock_gettime() is a syscall");
+	else if (df->cs_vdso.err)
+		NOTE("current_clocksource_vdso: %s", err_text(df->cs_vdso.err));
+	else if (df->cs_vdso.v == 1)
+		NOTE("current_clocksource_vdso=1: clock_gettime() is served by the vDSO");
+	else
+		NOTE("current_clocksource_vdso=%llu: clock_gettime() is a system call",
+		     (unsigned long long)df->cs_vdso.v);
+
+	if (sf->vdso_found) {
+		if (df->vdso_raw_rc == 0)
+			OK("vDSO __vdso_tsc_raw succeeds: the kernel keeps time with a TSC it trusts");
+		else if (df->vdso_raw_rc == -ENODEV)
+			BLOCK("vDSO __vdso_tsc_raw returned -ENODEV: the kernel is not keeping time with a TSC it trusts");
+		else if (df->vdso_raw_rc == 1)
+			NOTE("vDSO has __vdso_tsc_raw and __vdso_tsc_to_ns (%s)",
+			     t->live ? "not called: RDTSC not allowed" : "dump: not called");
+		else
+			BLOCK("vDSO __vdso_tsc_raw returned %d", df->vdso_raw_rc);
+	} else if (sf->vdso_err == -ENOENT) {
+		NOTE("vDSO: none found");
+	} else if (sf->vdso_err) {
+		NOTE("vDSO: not parsed (%s)", sf->vdso_err == -ENOEXEC ?
+		     "not an ELF image we can read" : err_text(sf->vdso_err));
+	} else {
+		NOTE("vDSO has no __vdso_tsc_raw/__vdso_tsc_to_ns (LINUX_2.6)");
+	}
+
+	inv = sf->cpuid_known ? sf->cpu_invariant : -1;
+	if (inv == 1)
+		OK("invariant TSC (CPUID 0x80000007 EDX bit 8): constant rate, runs in deep C-states");
+	else if (!sf->cpuinfo_err && (sf->cpuinfo & (CI_CONSTANT | CI_NONSTOP)) ==
+		 (CI_CONSTANT | CI_NONSTOP))
+		OK("cpuinfo: constant_tsc and nonstop_tsc");
+	else if (series && !df->stable.err && df->stable.v == 1)
+		NOTE("no invariant TSC flag, but the kernel trusts the TSC (tsc_stable=1)");
+	else if (inv == 0 || !sf->cpuinfo_err)
+		BLOCK("no invariant TSC (CPUID 0x80000007 EDX bit 8, constant_tsc + nonstop_tsc), and no kernel to vouch for it");
+	else
+		BLOCK("cannot tell whether the TSC is invariant: no CPUID facts, %s",
+		      sf->cpuinfo_err == -ENODATA ? "no flags line in cpuinfo" : "no cpuinfo");
+	if (sf->cpuinfo_err == -ENODATA)
+		NOTE("cpuinfo: no flags line");
+	if (sf->cpuinfo & CI_RELIABLE)
+		NOTE("cpuinfo: tsc_reliable (the kernel skips the clocksource watchdog)");
+	if (sf->cpuinfo & CI_KNOWN_FREQ)
+		NOTE("cpuinfo: tsc_known_freq (the kernel did not calibrate)");
+	return ok;
+}
+
+void tsc__decide(struct tsc *t, struct decision *d)
+{
+	bool run, ok = true;
+
+	memset(d, 0, sizeof(*d));
+	if (t->opts.force_fallback)
+		BLOCK("fallback forced by option");
+	run = may_run_rdtsc(t, d);
+	ok &= run;
+	ok &= kernel_trusts(t, d);
+	ok &= pick(t, d, run && !t->opts.force_fallback);
+	if (!d->f.src)
+		BLOCK("no conversion factors: no kernel factors, no frequency, no calibration");
+	if (t->sf.cpu_rdtscp_live && (!t->sf.cpuid_known || t->sf.cpu_rdtscp) &&
+	    !t->opts.no_rdtscp)
+		NOTE("ordered reads: RDTSCP");
+	else
+		NOTE("ordered reads: LFENCE;RDTSC (%s)", t->opts.no_rdtscp ? "option" :
+		     "no RDTSCP on this CPU");
+	d->usable = ok;
+	d->rdtsc_ok = run;
+}

@@ -1,0 +1,161 @@
+// SPDX-License-Identifier: MIT OR LGPL-2.1
+/* Gathering facts: once at open (CPU, vDSO, perf) and on every event
+ * (the sysfs and procfs files that can change). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+
+#include "internal.h"
+
+static void read_num(struct tsc *t, const char *path, struct num *n)
+{
+	char b[64];
+	size_t len;
+
+	n->v = 0;
+	n->err = tsc__read(t->root, path, b, sizeof(b), &len);
+	if (!n->err)
+		n->err = tsc__parse_u64(b, len, &n->v);
+}
+
+static uint32_t reg(const struct cpuid_set *s, uint32_t leaf, int r)
+{
+	const struct cpuid_leaf *l = tsc__cpuid_get(s, leaf, 0);
+
+	return l ? l->r[r] : 0;
+}
+
+enum { EAX, EBX, ECX, EDX };
+
+static void cpu_facts(struct tsc *t)
+{
+	struct static_facts *sf = &t->sf;
+	struct cpuid_set live;
+	const struct cpuid_set *s = &sf->cpuid;
+	uint64_t a, b, c;
+
+	/* The CPU this runs on decides what may be executed, whatever a
+	 * dump says. */
+	if (!tsc__cpuid_live(&live))
+		sf->cpu_rdtscp_live = reg(&live, 0x80000001, EDX) & (1u << 27);
+	if (t->live) {
+		sf->cpuid = live;
+		sf->cpuid_known = live.n > 0;
+	} else {
+		char *buf;
+		size_t len;
+
+		sf->cpuid_known = !tsc__read_alloc(t->root, P_CPUID, &buf, &len, 1 << 16) &&
+				  !tsc__parse_cpuid(buf, len, &sf->cpuid);
+		if (sf->cpuid_known)
+			free(buf);
+	}
+	if (!sf->cpuid_known)
+		return;
+	sf->cpu_tsc = reg(s, 1, EDX) & (1u << 4);
+	sf->hypervisor = reg(s, 1, ECX) & (1u << 31);
+	sf->cpu_rdtscp = reg(s, 0x80000001, EDX) & (1u << 27);
+	sf->cpu_invariant = reg(s, 0x80000007, EDX) & (1u << 8);
+	a = reg(s, 0x15, EAX);
+	b = reg(s, 0x15, EBX);
+	c = reg(s, 0x15, ECX);
+	if (a && b && c)	/* multiply first: exact to the Hz */
+		sf->cpuid15_khz = c * b / a / 1000;
+	sf->cpuid16_mhz = reg(s, 0x16, EAX) & 0xffff;
+	if (sf->hypervisor)
+		sf->cpuid_hv_khz = reg(s, 0x40000010, EAX);
+}
+
+static void vdso_facts(struct tsc *t)
+{
+	struct static_facts *sf = &t->sf;
+	const void *base = NULL;
+	char *buf = NULL;
+	size_t len;
+
+	if (t->live)
+		sf->vdso_err = tsc__vdso_live(&base, &len);
+	else if (!(sf->vdso_err = tsc__read_alloc(t->root, P_VDSO, &buf, &len, 4 << 20)))
+		base = buf;
+	if (!sf->vdso_err)
+		sf->vdso_err = tsc__vdso_parse(base, len, &sf->syms);
+	sf->vdso_found = !sf->vdso_err && sf->syms.tsc_raw && sf->syms.tsc_to_ns;
+	if (sf->vdso_found && t->live) {
+		sf->vdso_tsc_raw = (vdso_tsc_raw_fn)((const char *)base + sf->syms.tsc_raw);
+		sf->vdso_tsc_to_ns = (vdso_tsc_to_ns_fn)((const char *)base + sf->syms.tsc_to_ns);
+	}
+	free(buf);
+}
+
+void tsc__static_facts(struct tsc *t)
+{
+	struct static_facts *sf = &t->sf;
+	size_t len;
+	char *buf;
+	int v;
+
+	cpu_facts(t);
+	sf->cpuinfo_err = tsc__read_alloc(t->root, P_CPUINFO, &buf, &len, 16 << 20);
+	if (!sf->cpuinfo_err) {
+		sf->cpuinfo_err = tsc__parse_cpuinfo(buf, len, &sf->cpuinfo);
+		free(buf);
+	}
+	sf->prctl_tsc = -1;
+	if (t->live && !prctl(PR_GET_TSC, &v, 0, 0, 0))
+		sf->prctl_tsc = v;
+	vdso_facts(t);
+	if (t->live && !t->opts.force_fallback && !t->opts.force_calibrate)
+		sf->perf_ok = !tsc__perf_factors(&sf->perf, sf->perf_why,
+						 sizeof(sf->perf_why));
+	else
+		snprintf(sf->perf_why, sizeof(sf->perf_why), "perf: not asked (%s)",
+			 t->live ? "option" : "sysroot");
+}
+
+/* May RDTSC be executed by this task?  (Emulated reads work but trap.) */
+bool tsc__rdtsc_allowed(const struct tsc *t, const struct dyn_facts *df)
+{
+	return t->sf.prctl_tsc != PR_TSC_SIGSEGV &&
+	       !(df->tsc_user.err == 0 && df->tsc_user.v == 2);
+}
+
+void tsc__dyn_facts(struct tsc *t, struct dyn_facts *df)
+{
+	char b[64];
+	size_t len;
+	unsigned long long v;
+
+	memset(df, 0, sizeof(*df));
+	read_num(t, P_STABLE, &df->stable);
+	read_num(t, P_KHZ, &df->khz);
+	read_num(t, P_MULT, &df->mult);
+	read_num(t, P_SHIFT, &df->shift);
+	read_num(t, P_CPU0_KHZ, &df->cpu0_khz);
+	read_num(t, P_CS_VDSO, &df->cs_vdso);
+	read_num(t, P_TSC_USER, &df->tsc_user);
+	df->cs_err = tsc__read(t->root, P_CS, b, sizeof(b), &len);
+	if (!df->cs_err)
+		df->cs_err = tsc__parse_name(b, len, df->cs, sizeof(df->cs));
+	df->vdso_raw_rc = df->vdso_f_rc = 1;
+	if (t->sf.vdso_tsc_raw && tsc__rdtsc_allowed(t, df)) {
+		df->vdso_raw_rc = t->sf.vdso_tsc_raw(&v);
+		df->vdso_f_rc = t->sf.vdso_tsc_to_ns(1ull << 32, CLOCK_MONOTONIC_RAW, &v);
+		if (!df->vdso_f_rc)
+			df->vdso_f = v;
+	}
+}
+
+/* ns = ticks * mult >> 32 from a kHz value. */
+bool tsc__factors_from_khz(uint64_t khz, enum tsc_src src, struct factors *f)
+{
+	if (khz < 1000 || khz > 100000000)
+		return false;
+	f->src = src;
+	f->khz = khz;
+	f->shift = 32;
+	f->mult = (uint64_t)((((unsigned __int128)1000000 << 32) + khz / 2) / khz);
+	f->err_ppb = 0;
+	return true;
+}

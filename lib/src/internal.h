@@ -1,0 +1,189 @@
+// SPDX-License-Identifier: MIT OR LGPL-2.1
+/* libtsc internals: facts, parsers, decision.  Not installed. */
+#ifndef TSC_INTERNAL_H
+#define TSC_INTERNAL_H
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <tsc.h>
+
+#define TSC_API __attribute__((visibility("default")))
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define NSEC_PER_SEC 1000000000ull
+
+/* Sysfs and procfs paths, relative to the root ("" or a sysroot). */
+#define P_TSC0		"/sys/devices/system/tsc/tsc0/"
+#define P_STABLE	P_TSC0 "tsc_stable"
+#define P_KHZ		P_TSC0 "tsc_khz"
+#define P_MULT		P_TSC0 "tsc_mult"
+#define P_SHIFT		P_TSC0 "tsc_shift"
+#define P_CPU0_KHZ	"/sys/devices/system/cpu/cpu0/tsc_freq_khz"
+#define P_CS		"/sys/devices/system/clocksource/clocksource0/current_clocksource"
+#define P_CS_VDSO	"/sys/devices/system/clocksource/clocksource0/current_clocksource_vdso"
+#define P_TSC_USER	"/proc/sys/kernel/tsc_user"
+#define P_CPUINFO	"/proc/cpuinfo"
+#define P_CPUID		"/tsckit/cpuid"
+#define P_VDSO		"/tsckit/vdso.so"
+
+/* --- parsers (sysfs.c, cpuinfo.c, cpuid.c, vdso.c); all take untrusted bytes */
+int tsc__parse_u64(const char *buf, size_t len, uint64_t *out);
+int tsc__parse_name(const char *buf, size_t len, char *out, size_t cap);
+const char *tsc__strerr(int err);
+
+enum {	/* cpuinfo flags that matter, as bits */
+	CI_TSC = 1 << 0, CI_CONSTANT = 1 << 1, CI_NONSTOP = 1 << 2,
+	CI_KNOWN_FREQ = 1 << 3, CI_RELIABLE = 1 << 4, CI_RDTSCP = 1 << 5,
+	CI_HYPERVISOR = 1 << 6,
+};
+/* Flags common to every "flags" line; -ENODATA when there is none. */
+int tsc__parse_cpuinfo(const char *buf, size_t len, unsigned int *flags);
+
+struct cpuid_leaf {
+	uint32_t leaf, subleaf, r[4];	/* eax ebx ecx edx */
+};
+#define CPUID_MAX 64
+struct cpuid_set {
+	int n;
+	struct cpuid_leaf l[CPUID_MAX];
+};
+int tsc__parse_cpuid(const char *buf, size_t len, struct cpuid_set *set);
+int tsc__cpuid_live(struct cpuid_set *set);
+const struct cpuid_leaf *tsc__cpuid_get(const struct cpuid_set *set,
+					uint32_t leaf, uint32_t subleaf);
+
+/* Offsets into the image of the two vDSO calls and clock_gettime, 0 when
+ * absent; parsing only reads inside [img, img + len). */
+struct vdso_syms {
+	size_t tsc_raw, tsc_to_ns, clock_gettime;
+};
+int tsc__vdso_parse(const void *img, size_t len, struct vdso_syms *syms);
+/* The live vDSO's base and size, or -ENOENT. */
+int tsc__vdso_live(const void **base, size_t *len);
+
+/* --- file access (sysfs.c) */
+int tsc__read(const char *root, const char *path, char *buf, size_t cap,
+	      size_t *len);
+int tsc__read_alloc(const char *root, const char *path, char **buf,
+		    size_t *len, size_t max);
+
+/* --- facts */
+typedef int (*vdso_tsc_raw_fn)(unsigned long long *tsc);
+typedef int (*vdso_tsc_to_ns_fn)(unsigned long long delta, clockid_t clk,
+				 unsigned long long *ns);
+
+struct factors {
+	enum tsc_src src;
+	uint64_t mult;
+	uint32_t shift;
+	uint64_t khz;
+	uint64_t err_ppb;
+};
+
+struct calib {
+	bool done, ok;
+	struct factors f;
+	uint64_t took_ns;
+	char why[160];
+};
+
+/* What does not change while the process runs. */
+struct static_facts {
+	bool cpuid_known;
+	struct cpuid_set cpuid;
+	bool cpu_tsc, cpu_invariant, cpu_rdtscp, cpu_rdtscp_live, hypervisor;
+	uint64_t cpuid15_khz, cpuid16_mhz, cpuid_hv_khz;
+	int cpuinfo_err;
+	unsigned int cpuinfo;
+	int prctl_tsc;
+	bool vdso_found;
+	int vdso_err;
+	struct vdso_syms syms;
+	vdso_tsc_raw_fn vdso_tsc_raw;
+	vdso_tsc_to_ns_fn vdso_tsc_to_ns;
+	bool perf_ok;
+	char perf_why[160];
+	struct factors perf;
+	struct calib calib;
+};
+
+struct num {	/* a number read from a file, or why not */
+	int err;	/* 0, or -errno / -EINVAL garbage / -ERANGE / -ENODATA */
+	uint64_t v;
+};
+
+/* What may change at any time; re-read on every event. */
+struct dyn_facts {
+	struct num stable, khz, mult, shift, cpu0_khz, cs_vdso, tsc_user;
+	int cs_err;
+	char cs[32];
+	int vdso_raw_rc;		/* __vdso_tsc_raw() result, 1 if not called */
+	int vdso_f_rc;
+	uint64_t vdso_f;		/* __vdso_tsc_to_ns(1 << 32) */
+};
+
+#define MAX_REASONS 40
+struct decision {
+	bool usable;
+	bool rdtsc_ok;		/* RDTSC may be executed */
+	struct factors f;
+	int n;
+	struct tsc_reason r[MAX_REASONS];
+};
+
+enum { W_RAW, W_MONO, W_REAL, W_BOOT, W_TAI, W_NR };
+struct wall_anchor {
+	bool valid;
+	uint64_t l0;		/* library ns at the anchor */
+	uint64_t c0;		/* clock ns at the anchor */
+	int64_t adj;		/* rate correction, 2^-32 units */
+};
+
+struct tsc {
+	struct tsc_fast fast;	/* must be first: the inline fast path */
+	char root[4096];	/* "" (live) or the sysroot */
+	bool live;
+	struct tsc_opts opts;
+	pthread_mutex_t lock;	/* writers: decision, publish, anchors */
+	struct static_facts sf;
+	struct dyn_facts df;
+	struct decision d;
+	struct tsc_info info;
+	int64_t scale_offset;	/* library ns - CLOCK_MONOTONIC_RAW */
+	/* wall mapping, read under wseq */
+	uint32_t wseq;
+	struct wall_anchor w[W_NR];
+	uint64_t last_anchor_raw;
+	/* watching */
+	int epfd, timerfd, stopfd;
+	int watch_fd[8];
+	int nwatch;
+	pthread_t thread;
+	bool thread_on;
+};
+
+/* open.c */
+int tsc__set_errno(int err);
+/* decide.c */
+void tsc__reason(struct decision *d, enum tsc_reason_kind k, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+void tsc__decide(struct tsc *t, struct decision *d);
+/* facts.c */
+void tsc__static_facts(struct tsc *t);
+void tsc__dyn_facts(struct tsc *t, struct dyn_facts *df);
+bool tsc__factors_from_khz(uint64_t khz, enum tsc_src src, struct factors *f);
+bool tsc__rdtsc_allowed(const struct tsc *t, const struct dyn_facts *df);
+/* perf.c, calibrate.c */
+int tsc__perf_factors(struct factors *f, char *why, size_t cap);
+int tsc__calibrate(struct tsc *t, struct calib *c, uint64_t max_ns);
+/* publish.c */
+uint64_t tsc__mono_raw(void);
+uint64_t tsc__clock_ns(clockid_t clk);
+int tsc__publish(struct tsc *t, const struct decision *d);
+uint64_t tsc__lib_now(struct tsc *t);
+/* wall.c */
+int tsc__reanchor(struct tsc *t);
+/* watch.c */
+int tsc__watch_start(struct tsc *t);
+void tsc__watch_stop(struct tsc *t);
+
+#endif

@@ -1,0 +1,139 @@
+// SPDX-License-Identifier: MIT OR LGPL-2.1
+/* Opening and closing a handle, options, info and reasons. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+int tsc__set_errno(int err)
+{
+	if (err < 0)
+		errno = -err;
+	return err;
+}
+
+/* libbpf's rule: a caller built against a newer header may pass a larger
+ * struct, as long as every byte this library does not know is zero. */
+static int copy_opts(struct tsc_opts *dst, const struct tsc_opts *src)
+{
+	size_t i;
+
+	memset(dst, 0, sizeof(*dst));
+	if (!src)
+		return 0;
+	if (src->sz < sizeof(size_t))
+		return -EINVAL;
+	for (i = sizeof(*dst); i < src->sz; i++)
+		if (((const char *)src)[i])
+			return -EINVAL;
+	memcpy(dst, src, src->sz < sizeof(*dst) ? src->sz : sizeof(*dst));
+	if (dst->fallback != TSC_FALLBACK_MONOTONIC_RAW &&
+	    dst->fallback != TSC_FALLBACK_MONOTONIC)
+		return -EINVAL;
+	return 0;
+}
+
+TSC_API struct tsc *tsc_open(const struct tsc_opts *opts)
+{
+	struct decision *d;
+	struct tsc *t;
+	void *mem;
+	int err;
+
+	if (posix_memalign(&mem, 64, sizeof(*t)))
+		return errno = ENOMEM, NULL;
+	t = mem;
+	memset(t, 0, sizeof(*t));
+	t->epfd = t->timerfd = t->stopfd = -1;
+	err = copy_opts(&t->opts, opts);
+	if (!err && t->opts.sysroot &&
+	    (strlen(t->opts.sysroot) >= sizeof(t->root) - 64 || !*t->opts.sysroot))
+		err = -EINVAL;
+	if (err) {
+		free(t);
+		return errno = -err, NULL;
+	}
+	if (t->opts.sysroot)
+		strcpy(t->root, t->opts.sysroot);
+	t->opts.sysroot = NULL;	/* the caller's string need not outlive us */
+	t->live = !*t->root;
+	pthread_mutex_init(&t->lock, NULL);
+	d = malloc(sizeof(*d));
+	if (!d) {
+		free(t);
+		return errno = ENOMEM, NULL;
+	}
+	pthread_mutex_lock(&t->lock);
+	tsc__static_facts(t);
+	tsc__dyn_facts(t, &t->df);
+	tsc__decide(t, d);
+	tsc__publish(t, d);
+	tsc__reanchor(t);
+	pthread_mutex_unlock(&t->lock);
+	free(d);
+	err = tsc__watch_start(t);
+	if (err) {
+		tsc_close(t);
+		return errno = -err, NULL;
+	}
+	return t;
+}
+
+TSC_API void tsc_close(struct tsc *t)
+{
+	if (!t)
+		return;
+	tsc__watch_stop(t);
+	pthread_mutex_destroy(&t->lock);
+	free(t);
+}
+
+TSC_API int tsc_get_info(struct tsc *t, struct tsc_info *info, size_t sz)
+{
+	if (!t || !info)
+		return tsc__set_errno(-EINVAL);
+	memset(info, 0, sz);
+	pthread_mutex_lock(&t->lock);
+	memcpy(info, &t->info, sz < sizeof(t->info) ? sz : sizeof(t->info));
+	pthread_mutex_unlock(&t->lock);
+	return 0;
+}
+
+TSC_API int tsc_reasons(struct tsc *t, struct tsc_reason *out, size_t n)
+{
+	int count;
+
+	if (!t || (!out && n))
+		return tsc__set_errno(-EINVAL);
+	pthread_mutex_lock(&t->lock);
+	count = t->d.n;
+	memcpy(out, t->d.r, (n < (size_t)count ? n : (size_t)count) * sizeof(*out));
+	pthread_mutex_unlock(&t->lock);
+	return count;
+}
+
+TSC_API const char *tsc_src_name(enum tsc_src src)
+{
+	static const char *const names[] = {
+		[TSC_SRC_NONE] = "none",
+		[TSC_SRC_VDSO] = "vdso",
+		[TSC_SRC_SYSFS_MULT] = "sysfs-mult",
+		[TSC_SRC_PERF] = "perf",
+		[TSC_SRC_SYSFS_KHZ] = "sysfs-khz",
+		[TSC_SRC_CPU0_KHZ] = "cpu0-tsc-freq-khz",
+		[TSC_SRC_CPUID_15H] = "cpuid-15h",
+		[TSC_SRC_CPUID_HV] = "cpuid-hypervisor",
+		[TSC_SRC_CALIBRATION] = "calibration",
+	};
+
+	if ((unsigned int)src >= ARRAY_SIZE(names))
+		return "unknown";
+	return names[src];
+}
+
+TSC_API const char *tsc_version(void)
+{
+	return TSC_VERSION;
+}

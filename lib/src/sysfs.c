@@ -1,0 +1,172 @@
+// SPDX-License-Identifier: MIT OR LGPL-2.1
+/* Reading and parsing the one-value sysfs/procfs files: every byte is
+ * untrusted (captured dumps, a future kernel, a broken one). */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+/* One decimal number and a newline, nothing else.  -ENODATA: empty,
+ * -ERANGE: does not fit 64 bits, -EINVAL: anything else. */
+int tsc__parse_u64(const char *buf, size_t len, uint64_t *out)
+{
+	uint64_t v = 0;
+	size_t i;
+
+	if (len == 0)
+		return -ENODATA;
+	if (buf[len - 1] != '\n' || len == 1)
+		return -EINVAL;
+	for (i = 0; i < len - 1; i++) {
+		unsigned int d = (unsigned char)buf[i] - '0';
+
+		if (d > 9)
+			return -EINVAL;
+		if (v > (UINT64_MAX - d) / 10)
+			return -ERANGE;
+		v = v * 10 + d;
+	}
+	*out = v;
+	return 0;
+}
+
+/* A clocksource name: [a-z0-9_-]+ and a newline. */
+int tsc__parse_name(const char *buf, size_t len, char *out, size_t cap)
+{
+	size_t i;
+
+	if (len == 0)
+		return -ENODATA;
+	if (buf[len - 1] != '\n' || len == 1)
+		return -EINVAL;
+	if (len > cap)
+		return -ERANGE;
+	for (i = 0; i < len - 1; i++) {
+		char c = buf[i];
+
+		if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+		      (c >= 'A' && c <= 'Z') || c == '_' || c == '-' || c == '.'))
+			return -EINVAL;
+		out[i] = c;
+	}
+	out[i] = 0;
+	return 0;
+}
+
+/* Short words for the errors the parsers and readers give. */
+const char *tsc__strerr(int err)
+{
+	switch (err) {
+	case -ENOENT:	return "missing";
+	case -ENODATA:	return "empty";
+	case -EINVAL:	return "not one decimal number and a newline";
+	case -ERANGE:	return "number too large";
+	case -EFBIG:	return "file too large";
+	case -EACCES:
+	case -EPERM:	return "permission denied";
+	default:	return "unreadable";
+	}
+}
+
+static int open_at_root(const char *root, const char *path)
+{
+	char p[PATH_MAX];
+
+	if (snprintf(p, sizeof(p), "%s%s", root, path) >= (int)sizeof(p))
+		return -ENAMETOOLONG;
+	return open(p, O_RDONLY | O_CLOEXEC);
+}
+
+/* Read a whole small file; -EFBIG if it does not fit in cap. */
+int tsc__read(const char *root, const char *path, char *buf, size_t cap,
+	      size_t *len)
+{
+	size_t n = 0;
+	int fd, err = 0;
+
+	fd = open_at_root(root, path);
+	if (fd < 0)
+		return -errno;
+	for (;;) {
+		ssize_t r;
+
+		if (n == cap) {
+			char c;
+
+			r = read(fd, &c, 1);
+			if (r != 0)
+				err = r < 0 ? -errno : -EFBIG;
+			break;
+		}
+		r = read(fd, buf + n, cap - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			err = -errno;
+			break;
+		}
+		if (r == 0)
+			break;
+		n += r;	/* short reads: keep going until EOF */
+	}
+	close(fd);
+	*len = n;
+	return err;
+}
+
+/* Read a whole file of up to max bytes into a malloc'ed, NUL-ended buf. */
+int tsc__read_alloc(const char *root, const char *path, char **buf,
+		    size_t *len, size_t max)
+{
+	size_t cap = 65536, n = 0;
+	char *b = NULL;
+	int fd, err = 0;
+
+	fd = open_at_root(root, path);
+	if (fd < 0)
+		return -errno;
+	for (;;) {
+		ssize_t r;
+
+		if (!b || n + 1 >= cap) {
+			char *nb;
+
+			if (b)
+				cap *= 2;
+			if (cap > max + 1) {
+				if (n >= max) {
+					err = -EFBIG;
+					break;
+				}
+				cap = max + 1;
+			}
+			nb = realloc(b, cap);
+			if (!nb) {
+				err = -ENOMEM;
+				break;
+			}
+			b = nb;
+		}
+		r = read(fd, b + n, cap - 1 - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			err = r < 0 ? -errno : 0;
+			break;
+		}
+		n += r;
+	}
+	close(fd);
+	if (err) {
+		free(b);
+		return err;
+	}
+	b[n] = 0;
+	*buf = b;
+	*len = n;
+	return 0;
+}

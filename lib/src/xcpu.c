@@ -1,0 +1,119 @@
+// SPDX-License-Identifier: MIT OR LGPL-2.1
+/*
+ * Cross-CPU consistency: one thread pinned to each CPU of the affinity
+ * set.  A spinlock makes "read the TSC, compare with the last value any
+ * CPU wrote, write mine" one step in a global order; a read below the
+ * previous writer's value went back in time across CPUs.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+struct xshared {
+	struct tsc *t;
+	int lock;
+	int go, stop;
+	int ready;
+	uint64_t last;
+	int last_cpu;
+	struct tsc_xcpu_result r;
+};
+
+struct xthread {
+	struct xshared *s;
+	int cpu;
+	pthread_t th;
+};
+
+static void *run(void *arg)
+{
+	struct xthread *x = arg;
+	struct xshared *s = x->s;
+
+	__atomic_fetch_add(&s->ready, 1, __ATOMIC_ACQ_REL);
+	while (!__atomic_load_n(&s->go, __ATOMIC_ACQUIRE))
+		__builtin_ia32_pause();
+	while (!__atomic_load_n(&s->stop, __ATOMIC_RELAXED)) {
+		uint64_t now;
+
+		while (__atomic_exchange_n(&s->lock, 1, __ATOMIC_ACQUIRE))
+			__builtin_ia32_pause();
+		now = tsc_rdtsc_ordered(s->t);
+		if (s->r.reads && now < s->last) {
+			s->r.backward++;
+			if (s->last - now > s->r.worst_ticks) {
+				s->r.worst_ticks = s->last - now;
+				s->r.worst_from_cpu = s->last_cpu;
+				s->r.worst_to_cpu = x->cpu;
+			}
+		}
+		s->last = now;
+		s->last_cpu = x->cpu;
+		s->r.reads++;
+		__atomic_store_n(&s->lock, 0, __ATOMIC_RELEASE);
+	}
+	return NULL;
+}
+
+TSC_API int tsc_xcpu_check(struct tsc *t, unsigned int ms,
+			   struct tsc_xcpu_result *res, size_t sz)
+{
+	struct xshared s;
+	struct xthread *x;
+	cpu_set_t set;
+	pthread_attr_t attr;
+	int cpu, n = 0, i, err = 0;
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000l };
+
+	if (!t || !res || ms == 0 || ms > 600000)
+		return tsc__set_errno(-EINVAL);
+	pthread_mutex_lock(&t->lock);
+	err = t->d.rdtsc_ok ? 0 : -ENODEV;
+	pthread_mutex_unlock(&t->lock);
+	if (err)
+		return tsc__set_errno(err);
+	if (sched_getaffinity(0, sizeof(set), &set))
+		return tsc__set_errno(-errno);
+	x = calloc(CPU_COUNT(&set), sizeof(*x));
+	if (!x)
+		return tsc__set_errno(-ENOMEM);
+	memset(&s, 0, sizeof(s));
+	s.t = t;
+	s.r.worst_from_cpu = s.r.worst_to_cpu = -1;
+	pthread_attr_init(&attr);
+	for (cpu = 0; cpu < CPU_SETSIZE && !err; cpu++) {
+		cpu_set_t one;
+
+		if (!CPU_ISSET(cpu, &set))
+			continue;
+		CPU_ZERO(&one);
+		CPU_SET(cpu, &one);
+		pthread_attr_setaffinity_np(&attr, sizeof(one), &one);
+		x[n].s = &s;
+		x[n].cpu = cpu;
+		err = -pthread_create(&x[n].th, &attr, run, &x[n]);
+		if (!err)
+			n++;
+	}
+	pthread_attr_destroy(&attr);
+	while (__atomic_load_n(&s.ready, __ATOMIC_ACQUIRE) < n)
+		sched_yield();
+	__atomic_store_n(&s.go, 1, __ATOMIC_RELEASE);
+	if (!err)
+		nanosleep(&ts, NULL);
+	__atomic_store_n(&s.stop, 1, __ATOMIC_RELEASE);
+	for (i = 0; i < n; i++)
+		pthread_join(x[i].th, NULL);
+	free(x);
+	if (err)
+		return tsc__set_errno(err);
+	s.r.cpus = n;
+	s.r.worst_ns = tsc_delta_to_ns(t, s.r.worst_ticks);
+	memset(res, 0, sz);
+	memcpy(res, &s.r, sz < sizeof(s.r) ? sz : sizeof(s.r));
+	return 0;
+}
