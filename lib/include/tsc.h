@@ -141,6 +141,7 @@ struct tsc_info {
 	int64_t last_step_ns;	/* library scale minus new source at last switch */
 	int64_t scale_offset_ns;/* library scale minus CLOCK_MONOTONIC_RAW now */
 	uint64_t anchors;	/* wall-clock re-anchors made */
+	int vdso_raw;		/* last __vdso_tsc_raw(): 0, -ENODEV, ...; 1 not called */
 };
 /* Copy at most sz bytes of the current info. */
 int tsc_get_info(struct tsc *t, struct tsc_info *info, size_t sz);

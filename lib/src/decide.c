@@ -137,6 +137,8 @@ static bool pick(struct tsc *t, struct decision *d, bool may_calibrate)
 			c[n++] = t->sf.calib.f;
 		}
 	}
+	if (!n && !t->live && !t->opts.force_calibrate)
+		NOTE("sysroot: no calibration unless forced (this machine is not the dump's)");
 	if (!n) {
 		memset(&d->f, 0, sizeof(d->f));
 		return false;

@@ -109,7 +109,8 @@ TSC_API int tsc_reasons(struct tsc *t, struct tsc_reason *out, size_t n)
 		return tsc__set_errno(-EINVAL);
 	pthread_mutex_lock(&t->lock);
 	count = t->d.n;
-	memcpy(out, t->d.r, (n < (size_t)count ? n : (size_t)count) * sizeof(*out));
+	if (n)
+		memcpy(out, t->d.r, (n < (size_t)count ? n : (size_t)count) * sizeof(*out));
 	pthread_mutex_unlock(&t->lock);
 	return count;
 }

@@ -113,6 +113,7 @@ static void fill_info(struct tsc *t, const struct decision *d)
 		i->err_ppb = d->f.err_ppb;
 	}
 	i->calib_ns = t->sf.calib.took_ns;
+	i->vdso_raw = t->df.vdso_raw_rc;
 	i->fallback_clock = t->fast.clock;
 	strcpy(i->clocksource, t->df.cs_err ? "" : t->df.cs);
 	i->decisions++;

@@ -1,0 +1,149 @@
+// SPDX-License-Identifier: MIT OR LGPL-2.1
+/* Command line parsing for tscinfo: getopt_long, strict numbers. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "args.h"
+
+enum { OPT_CALIBRATE = 256, OPT_DUMP_CPUID, OPT_DUMP_VDSO, OPT_NO_COST };
+
+static const struct option longopts[] = {
+	{ "json",	no_argument,		NULL, 'J' },
+	{ "watch",	no_argument,		NULL, 'w' },
+	{ "count",	required_argument,	NULL, 'c' },
+	{ "timeout",	required_argument,	NULL, 't' },
+	{ "cross-cpu",	optional_argument,	NULL, 'x' },
+	{ "sysroot",	required_argument,	NULL, 's' },
+	{ "calibrate",	no_argument,		NULL, OPT_CALIBRATE },
+	{ "no-cost",	no_argument,		NULL, OPT_NO_COST },
+	{ "dump-cpuid",	no_argument,		NULL, OPT_DUMP_CPUID },
+	{ "dump-vdso",	required_argument,	NULL, OPT_DUMP_VDSO },
+	{ "help",	no_argument,		NULL, 'h' },
+	{ "version",	no_argument,		NULL, 'V' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* A decimal number in [min, max]; seconds may have a fraction (--timeout). */
+static int number(const char *s, unsigned long min, unsigned long max,
+		  unsigned long *out)
+{
+	char *end;
+	unsigned long v;
+
+	if (!s || *s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || *end || v < min || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int millis(const char *s, unsigned long *out)
+{
+	char *end;
+	double v;
+
+	if (!s || ((*s < '0' || *s > '9') && *s != '.'))
+		return -1;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || *end || !(v > 0) || v > 86400.0 * 365)
+		return -1;
+	*out = (unsigned long)(v * 1000.0 + 0.5);
+	return *out ? 0 : -1;
+}
+
+int parse_args(int argc, char **argv, struct cfg *cfg, char *err, size_t errlen)
+{
+	int c;
+
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->xcpu_ms = 200;
+	optind = 0;	/* GNU getopt: start over, for the fuzzer */
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":Jjwc:t:xs:hV", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'J':
+		case 'j':
+			cfg->json = true;
+			break;
+		case 'w':
+			cfg->watch = true;
+			break;
+		case 'c':
+			if (number(optarg, 1, 1000000, &cfg->count)) {
+				snprintf(err, errlen, "invalid --count '%s': a number of changes, 1 or more", optarg);
+				return -1;
+			}
+			break;
+		case 't':
+			if (millis(optarg, &cfg->timeout_ms)) {
+				snprintf(err, errlen, "invalid --timeout '%s': seconds, more than 0", optarg);
+				return -1;
+			}
+			break;
+		case 'x':
+			cfg->cross_cpu = true;
+			if (optarg && number(optarg, 1, 60000, &cfg->xcpu_ms)) {
+				snprintf(err, errlen, "invalid --cross-cpu '%s': milliseconds, 1 to 60000", optarg);
+				return -1;
+			}
+			break;
+		case 's':
+			if (!*optarg) {
+				snprintf(err, errlen, "--sysroot needs a directory");
+				return -1;
+			}
+			cfg->sysroot = optarg;
+			break;
+		case OPT_CALIBRATE:
+			cfg->calibrate = true;
+			break;
+		case OPT_NO_COST:
+			cfg->no_cost = true;
+			break;
+		case OPT_DUMP_CPUID:
+			cfg->action = ACT_DUMP_CPUID;
+			break;
+		case OPT_DUMP_VDSO:
+			cfg->action = ACT_DUMP_VDSO;
+			cfg->dump_file = optarg;
+			break;
+		case 'h':
+			cfg->action = ACT_HELP;
+			return 0;
+		case 'V':
+			cfg->action = ACT_VERSION;
+			return 0;
+		case ':':
+			snprintf(err, errlen, "option '%s' requires an argument",
+				 argv[optind - 1] ? argv[optind - 1] : "?");
+			return -1;
+		default:
+			if (optopt)
+				snprintf(err, errlen, "invalid option -- '%c'", optopt);
+			else
+				snprintf(err, errlen, "unrecognized option '%s'",
+					 argv[optind - 1] ? argv[optind - 1] : "?");
+			return -1;
+		}
+	}
+	if (optind < argc) {
+		snprintf(err, errlen, "unexpected argument '%s'", argv[optind]);
+		return -1;
+	}
+	if ((cfg->count || cfg->timeout_ms) && !cfg->watch) {
+		snprintf(err, errlen, "--count and --timeout go with --watch");
+		return -1;
+	}
+	if (cfg->watch && cfg->cross_cpu) {
+		snprintf(err, errlen, "--watch and --cross-cpu do not go together");
+		return -1;
+	}
+	return 0;
+}

@@ -1,0 +1,24 @@
+// SPDX-License-Identifier: MIT OR LGPL-2.1
+/* tscinfo's command line, parsed apart from main() so a fuzzer can reach it. */
+#ifndef TSCINFO_ARGS_H
+#define TSCINFO_ARGS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+enum action { ACT_RUN, ACT_HELP, ACT_VERSION, ACT_DUMP_CPUID, ACT_DUMP_VDSO };
+
+struct cfg {
+	enum action action;
+	bool json, watch, cross_cpu, calibrate, no_cost;
+	unsigned long count;		/* --watch: stop after N changes, 0 never */
+	unsigned long timeout_ms;	/* --watch: stop after, 0 never */
+	unsigned long xcpu_ms;
+	const char *sysroot;
+	const char *dump_file;
+};
+
+/* 0 and cfg filled, or -1 and a message in err. */
+int parse_args(int argc, char **argv, struct cfg *cfg, char *err, size_t errlen);
+
+#endif
