@@ -169,6 +169,9 @@ static bool may_run_rdtsc(struct tsc *t, struct decision *d)
 	} else {
 		BLOCK("no CPUID facts and no cpuinfo flags: cannot tell whether there is a TSC");
 	}
+	if (sf->cpuid_err && sf->cpuid_err != -ENOENT)
+		NOTE("tsckit/cpuid: %s", sf->cpuid_err == -EINVAL ?
+		     "not lines of six hexadecimal numbers" : err_text(sf->cpuid_err));
 	if (sf->prctl_tsc == PR_TSC_SIGSEGV)
 		BLOCK("prctl(PR_GET_TSC): RDTSC raises SIGSEGV in this task");
 	else if (sf->prctl_tsc == PR_TSC_ENABLE)
@@ -237,8 +240,7 @@ static bool kernel_trusts(struct tsc *t, struct decision *d)
 	} else if (sf->vdso_err == -ENOENT) {
 		NOTE("vDSO: none found");
 	} else if (sf->vdso_err) {
-		NOTE("vDSO: not parsed (%s)", sf->vdso_err == -ENOEXEC ?
-		     "not an ELF image we can read" : err_text(sf->vdso_err));
+		NOTE("vDSO: not parsed (%s)", err_text(sf->vdso_err));
 	} else {
 		NOTE("vDSO has no __vdso_tsc_raw/__vdso_tsc_to_ns (LINUX_2.6)");
 	}

@@ -47,10 +47,12 @@ static void cpu_facts(struct tsc *t)
 		char *buf;
 		size_t len;
 
-		sf->cpuid_known = !tsc__read_alloc(t->root, P_CPUID, &buf, &len, 1 << 16) &&
-				  !tsc__parse_cpuid(buf, len, &sf->cpuid);
-		if (sf->cpuid_known)
+		sf->cpuid_err = tsc__read_alloc(t->root, P_CPUID, &buf, &len, 1 << 16);
+		if (!sf->cpuid_err) {
+			sf->cpuid_err = tsc__parse_cpuid(buf, len, &sf->cpuid);
 			free(buf);
+		}
+		sf->cpuid_known = !sf->cpuid_err;
 	}
 	if (!sf->cpuid_known)
 		return;

@@ -89,6 +89,7 @@ struct calib {
 /* What does not change while the process runs. */
 struct static_facts {
 	bool cpuid_known;
+	int cpuid_err;
 	struct cpuid_set cpuid;
 	bool cpu_tsc, cpu_invariant, cpu_rdtscp, cpu_rdtscp_live, hypervisor;
 	uint64_t cpuid15_khz, cpuid16_mhz, cpuid_hv_khz;

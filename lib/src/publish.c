@@ -67,7 +67,8 @@ static void anchor_raw(struct tsc_fast *nf)
 	int i;
 
 	if (nf->mode != TSC_MODE_TSC) {
-		nf->clock_offset = tsc__mono_raw() - tsc__clock_ns(nf->clock);
+		nf->clock_offset = nf->clock == CLOCK_MONOTONIC_RAW ? 0 :
+				   tsc__mono_raw() - tsc__clock_ns(nf->clock);
 		return;
 	}
 	for (i = 0; i < 8; i++) {

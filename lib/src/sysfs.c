@@ -50,7 +50,7 @@ int tsc__parse_name(const char *buf, size_t len, char *out, size_t cap)
 
 		if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
 		      (c >= 'A' && c <= 'Z') || c == '_' || c == '-' || c == '.'))
-			return -EINVAL;
+			return -EBADMSG;
 		out[i] = c;
 	}
 	out[i] = 0;
@@ -65,6 +65,8 @@ const char *tsc__strerr(int err)
 	case -ENODATA:	return "empty";
 	case -EINVAL:	return "not one decimal number and a newline";
 	case -ERANGE:	return "number too large";
+	case -EBADMSG:	return "not a name and a newline";
+	case -ENOEXEC:	return "not an ELF image we can read";
 	case -EFBIG:	return "file too large";
 	case -EACCES:
 	case -EPERM:	return "permission denied";

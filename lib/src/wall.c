@@ -64,7 +64,7 @@ int tsc__reanchor(struct tsc *t)
 		} else if (span >= 100000000) {
 			int64_t dc = (int64_t)(a->c0 - o->c0) - (int64_t)span;
 
-			a->adj = (int64_t)(((__int128)dc << 32) / (int64_t)span);
+			a->adj = (int64_t)((__int128)dc * (1ll << 32) / (int64_t)span);
 			if (a->adj > MAX_ADJ)
 				a->adj = MAX_ADJ;
 			if (a->adj < -MAX_ADJ)

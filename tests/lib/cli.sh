@@ -1,0 +1,60 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT OR LGPL-2.1
+# tscinfo's command line: usage errors exit 2 with a hint, help and
+# version exit 0, the verdict is the exit status, --watch sees a change.
+set -u
+ti=$TSCINFO
+fail=0
+no() { echo "# FAIL: $*"; fail=1; }
+
+expect() {	# expect STATUS PATTERN ARGS...: exit status and stderr text
+	want=$1 pat=$2
+	shift 2
+	"$ti" "$@" > /tmp/cli.$$.out 2> /tmp/cli.$$.err
+	rc=$?
+	[ "$rc" = "$want" ] || no "tscinfo $*: exit $rc, want $want"
+	grep -q -- "$pat" /tmp/cli.$$.err /tmp/cli.$$.out || no "tscinfo $*: no '$pat' in output"
+}
+
+expect 2 "unrecognized option '--bogus'" --bogus
+expect 2 "Try 'tscinfo --help'" --bogus
+expect 2 "invalid option -- 'q'" -q
+expect 2 "requires an argument" --sysroot
+expect 2 "invalid --count" --watch --count 0
+expect 2 "invalid --count" --watch --count abc
+expect 2 "invalid --timeout" --watch --timeout -1
+expect 2 "go with --watch" --count 3
+expect 2 "unexpected argument" extra
+expect 2 "invalid --cross-cpu" --cross-cpu=0
+expect 0 "Usage:" --help
+expect 0 "Usage:" -h
+expect 0 "libtsc" -V
+expect 1 "RDTSC usable: *no" --sysroot "$TSC_TEST_VARIANTS/stable-0"
+expect 0 "RDTSC usable: *yes" --sysroot "$TSC_TEST_VARIANTS/patched-good"
+expect 3 "cannot open libtsc" --sysroot ""  2>/dev/null || true
+"$ti" --json --sysroot "$TSC_TEST_VARIANTS/patched-good" | python3 -m json.tool > /dev/null ||
+	no "--json is not JSON"
+"$ti" --json --no-cost > /tmp/cli.$$.out; rc=$?
+[ "$rc" -le 1 ] || no "tscinfo --json: exit $rc"
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert isinstance(d["tsc_usable"], bool); assert d["reasons"]' /tmp/cli.$$.out ||
+	no "live --json lacks fields"
+"$ti" --cross-cpu=50 > /tmp/cli.$$.out; rc=$?
+grep -q "cross-CPU check:" /tmp/cli.$$.out || no "--cross-cpu: no result line (exit $rc)"
+
+# --watch on a sysroot: change a file, see one change line, exit.
+root=/tmp/cli.$$.root
+rm -rf "$root"; cp -r "$TSC_TEST_VARIANTS/patched-good" "$root"
+"$ti" --watch --count 1 --timeout 5 --sysroot "$root" > /tmp/cli.$$.out &
+pid=$!
+sleep 0.3
+printf '0\n' > "$root/sys/devices/system/tsc/tsc0/tsc_stable.new"
+mv "$root/sys/devices/system/tsc/tsc0/tsc_stable.new" "$root/sys/devices/system/tsc/tsc0/tsc_stable"
+wait $pid; rc=$?
+[ "$rc" = 1 ] || no "--watch: exit $rc, want 1 (TSC not usable at the end)"
+grep -q "initial: TSC in use" /tmp/cli.$$.out || no "--watch: no initial line"
+grep -q "change: TSC not used.*tsc_stable 0" /tmp/cli.$$.out || no "--watch: no change line"
+sed 's/^/# /' /tmp/cli.$$.out
+"$ti" --watch --json --timeout 0.5 --sysroot "$root" | python3 -c 'import json,sys; [json.loads(l) for l in sys.stdin]' ||
+	no "--watch --json lines are not JSON"
+rm -rf "$root" /tmp/cli.$$.*
+exit $fail

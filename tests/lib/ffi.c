@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: MIT OR LGPL-2.1
+/* The shared library: soname, version node, and the inline fast path as
+ * real symbols (for bindings) agreeing with the inline functions. */
+#include <dlfcn.h>
+
+#include "t.h"
+
+int main(void)
+{
+	char path[4096];
+	void *h;
+	struct tsc *(*open_)(const struct tsc_opts *);
+	void (*close_)(struct tsc *);
+	uint64_t (*now)(const struct tsc *), (*now_o)(const struct tsc *);
+	uint64_t (*d2ns)(const struct tsc *, uint64_t);
+	bool (*in_use)(const struct tsc *);
+	uint64_t (*rd)(void);
+	struct tsc *t;
+	uint64_t a, b, c;
+	const char *names[] = { "tsc_rdtsc", "tsc_rdtsc_ordered", "tsc_in_use", "tsc_delta_to_ns",
+				"tsc_ticks_to_ns", "tsc_now_ns", "tsc_now_ns_ordered", "tsc_open",
+				"tsc_xcpu_check", "tsc_version" };
+	size_t k;
+
+	snprintf(path, sizeof(path), "%s/libtsc.so.0", t_env("TSC_TEST_LIBDIR"));
+	h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	CHECK(h, "dlopen %s: %s", path, dlerror());
+	if (!h)
+		DONE();
+	for (k = 0; k < sizeof(names) / sizeof(names[0]); k++)
+		CHECK(dlvsym(h, names[k], "LIBTSC_0.1"), "%s@LIBTSC_0.1 missing", names[k]);
+	CHECK(!dlsym(h, "tsc__decide") && !dlsym(h, "tsc__parse_u64"), "internals exported");
+	open_ = (void *)dlsym(h, "tsc_open");
+	close_ = (void *)dlsym(h, "tsc_close");
+	now = (void *)dlsym(h, "tsc_now_ns");
+	now_o = (void *)dlsym(h, "tsc_now_ns_ordered");
+	d2ns = (void *)dlsym(h, "tsc_delta_to_ns");
+	in_use = (void *)dlsym(h, "tsc_in_use");
+	rd = (void *)dlsym(h, "tsc_rdtsc");
+	TSC_OPTS(o, .no_watcher = true);
+	t = open_(&o);
+	CHECK(t, "open through the .so");
+	if (!t)
+		DONE();
+	a = now(t);
+	b = tsc_now_ns(t);	/* the inline one, same handle */
+	c = now_o(t);
+	CHECK(a <= b && b <= c, "symbol and inline disagree: %llu %llu %llu",
+	      (unsigned long long)a, (unsigned long long)b, (unsigned long long)c);
+	CHECK(in_use(t) == tsc_in_use(t), "tsc_in_use");
+	CHECK(d2ns(t, 1000000) == tsc_delta_to_ns(t, 1000000), "tsc_delta_to_ns");
+	CHECK(rd() != 0, "tsc_rdtsc");
+	/* exact for a long delta: one day of ticks at the handle's factor */
+	if (in_use(t)) {
+		struct tsc_info i;
+		uint64_t day;
+
+		tsc_get_info(t, &i, sizeof(i));
+		day = i.khz * 1000 * 86400;
+		c = tsc_delta_to_ns(t, day);
+		CHECK(c > 86399000000000ull && c < 86401000000000ull, "a day is %llu ns",
+		      (unsigned long long)c);
+		c = tsc_delta_to_ns(t, day * 365 * 10);
+		CHECK(c / 1000000000ull / 86400 >= 3649 && c / 1000000000ull / 86400 <= 3651,
+		      "ten years is %llu ns", (unsigned long long)c);
+	}
+	close_(t);
+	dlclose(h);
+	DONE();
+}

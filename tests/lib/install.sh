@@ -1,0 +1,48 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT OR LGPL-2.1
+# make install DESTDIR=...: the files, the soname and links, and a program
+# built against the installed library through pkg-config, shared and static.
+set -u
+top=$(cd "$(dirname "$0")/../.." && pwd)
+d=$(mktemp -d)
+fail=0
+no() { echo "# FAIL: $*"; fail=1; }
+
+make -s -C "$top" install PREFIX=/usr DESTDIR="$d/root" O_LIB="$TSC_TEST_LIBDIR" > "$d/log" 2>&1 ||
+	{ sed 's/^/# /' "$d/log"; no "make install failed"; }
+r=$d/root/usr
+for f in lib/libtsc.a lib/libtsc.so lib/libtsc.so.0 lib/pkgconfig/libtsc.pc include/tsc.h \
+	include/tsc-version.h share/man/man3/tsc_open.3 share/man/man1/tscinfo.1 bin/tscinfo; do
+	[ -e "$r/$f" ] || no "missing $f"
+done
+[ -L "$r/lib/libtsc.so" ] && [ -L "$r/lib/libtsc.so.0" ] || no "libtsc.so links are not symlinks"
+readelf -d "$r/lib/libtsc.so" | grep -q 'SONAME.*\[libtsc.so.0\]' || no "soname is not libtsc.so.0"
+n=$(ls "$r/share/man/man3" | wc -l)
+[ "$n" -ge 8 ] || no "only $n man pages in man3"
+
+cat > "$d/p.c" <<'C'
+#include <stdio.h>
+#include <tsc.h>
+int main(void)
+{
+	TSC_OPTS(o, .no_watcher = true);
+	struct tsc *t = tsc_open(&o);
+	uint64_t a, b;
+
+	if (!t)
+		return 1;
+	a = tsc_now_ns(t);
+	b = tsc_now_ns(t);
+	printf("libtsc %s: %s\n", tsc_version(), tsc_in_use(t) ? "TSC" : "fallback");
+	tsc_close(t);
+	return b < a;
+}
+C
+export PKG_CONFIG_PATH="$r/lib/pkgconfig" PKG_CONFIG_SYSROOT_DIR="$d/root"
+cc -o "$d/p" "$d/p.c" $(pkg-config --cflags --libs libtsc) || no "cannot build against it"
+LD_LIBRARY_PATH="$r/lib" "$d/p" || no "the program does not run"
+LD_LIBRARY_PATH="$r/lib" ldd "$d/p" | grep -q "$r/lib/libtsc.so.0" || no "not linked to the installed .so"
+cc -static -o "$d/ps" "$d/p.c" $(pkg-config --static --cflags --libs libtsc) || no "static build failed"
+"$d/ps" | sed 's/^/# /' || no "the static program does not run"
+rm -rf "$d"
+exit $fail

@@ -1,0 +1,168 @@
+// SPDX-License-Identifier: MIT OR LGPL-2.1
+/*
+ * The vDSO ELF parser on the live vDSO, on truncated and damaged copies,
+ * and a stand-in vDSO with __vdso_tsc_raw/__vdso_tsc_to_ns: its factor is
+ * used, -ENODEV makes the handle fall back, a factor change is followed.
+ */
+#include <elf.h>
+#include <sys/mman.h>
+
+#include "t.h"
+#include "../../lib/src/internal.h"
+
+size_t tsc__vdso_sym(const void *img, size_t len, const char *name);
+void tsc__test_set_vdso(const void *base, size_t len);
+
+struct fake_state {
+	int nodev;
+	uint64_t f;
+};
+
+static void live(void)
+{
+	const void *base;
+	size_t len, cut;
+	struct vdso_syms s;
+	unsigned char *copy;
+	int (*cg)(clockid_t, struct timespec *);
+	struct timespec ts;
+	uint64_t a, b, c;
+
+	if (tsc__vdso_live(&base, &len)) {
+		printf("# no live vDSO\n");
+		return;
+	}
+	CHECK(!tsc__vdso_parse(base, len, &s), "live vDSO does not parse");
+	CHECK(s.clock_gettime, "no __vdso_clock_gettime in the live vDSO");
+	if (s.clock_gettime) {
+		cg = (void *)((const char *)base + s.clock_gettime);
+		a = t_clock(CLOCK_MONOTONIC);
+		CHECK(!cg(CLOCK_MONOTONIC, &ts), "__vdso_clock_gettime failed");
+		b = (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+		c = t_clock(CLOCK_MONOTONIC);
+		CHECK(a <= b && b <= c, "__vdso_clock_gettime found at the wrong place");
+	}
+	printf("# live vDSO: %zu bytes, tsc_raw %s\n", len, s.tsc_raw ? "yes" : "no");
+	/* Every truncation and single-byte damage: an answer, never a crash. */
+	copy = malloc(len);
+	for (cut = 0; cut <= len; cut += 7) {
+		memcpy(copy, base, cut);
+		tsc__vdso_parse(copy, cut, &s);
+	}
+	for (cut = 0; cut < len && cut < 4096; cut++) {
+		memcpy(copy, base, len);
+		copy[cut] ^= 0xff;
+		tsc__vdso_parse(copy, len, &s);
+	}
+	memset(copy, 0xa5, len);
+	CHECK(tsc__vdso_parse(copy, len, &s) == -ENOEXEC, "garbage parsed");
+	free(copy);
+}
+
+/* Map the file's PT_LOAD segments at their addresses, as the kernel does. */
+static void *load(const char *file, size_t *len)
+{
+	FILE *f = fopen(file, "rb");
+	static unsigned char buf[1 << 20];
+	size_t n, end = 0;
+	Elf64_Ehdr *eh = (Elf64_Ehdr *)buf;
+	Elf64_Phdr *ph;
+	unsigned char *m;
+	int i;
+
+	if (!f)
+		return NULL;
+	n = fread(buf, 1, sizeof(buf), f);
+	fclose(f);
+	ph = (Elf64_Phdr *)(buf + eh->e_phoff);
+	for (i = 0; i < eh->e_phnum; i++)
+		if (ph[i].p_type == PT_LOAD && ph[i].p_vaddr + ph[i].p_memsz > end)
+			end = ph[i].p_vaddr + ph[i].p_memsz;
+	end = (end + 4095) & ~4095ul;
+	m = mmap(NULL, end, PROT_READ | PROT_WRITE | PROT_EXEC,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		return NULL;
+	for (i = 0; i < eh->e_phnum; i++)
+		if (ph[i].p_type == PT_LOAD && ph[i].p_offset + ph[i].p_filesz <= n)
+			memcpy(m + ph[i].p_vaddr, buf + ph[i].p_offset, ph[i].p_filesz);
+	*len = end;
+	return m;
+}
+
+static void fake(const char *file)
+{
+	struct fake_state *(*get)(void), *st;
+	struct tsc_info i;
+	struct tsc *t, *live_t;
+	uint64_t f, prev, now;
+	size_t len, off;
+	void *img = load(file, &len);
+
+	CHECK(img, "cannot load %s", file);
+	if (!img)
+		return;
+	off = tsc__vdso_sym(img, len, "fake_state");
+	CHECK(off, "fake_state not found");
+	if (!off)
+		return;
+	get = (void *)((char *)img + off);
+	st = get();
+
+	/* The factor this machine's TSC really has, from a calibration. */
+	TSC_OPTS(o, .force_calibrate = true, .no_watcher = true);
+	live_t = tsc_open(&o);
+	CHECK(live_t, "open");
+	tsc_get_info(live_t, &i, sizeof(i));
+	f = i.mult;
+	tsc_close(live_t);
+	st->f = f;
+
+	tsc__test_set_vdso(img, len);
+	TSC_OPTS(o2, .no_watcher = true);
+	t = tsc_open(&o2);
+	CHECK(t, "open with the stand-in vDSO");
+	if (!t)
+		return;
+	tsc_get_info(t, &i, sizeof(i));
+	CHECK(i.vdso_tsc, "vDSO TSC calls not found");
+	CHECK(i.src == TSC_SRC_VDSO, "factors from %s, want vdso", tsc_src_name(i.src));
+	CHECK(i.mult == f && i.shift == 32, "factor %llu, want %llu",
+	      (unsigned long long)i.mult, (unsigned long long)f);
+	if (!i.usable) {
+		printf("# this machine does not use its TSC: switch part not run\n");
+		tsc_close(t);
+		tsc__test_set_vdso(NULL, 0);
+		return;
+	}
+	prev = tsc_now_ns(t);
+
+	st->nodev = 1;
+	CHECK(tsc_process_events(t) == 1, "-ENODEV: no change seen");
+	CHECK(!tsc_in_use(t), "still using the TSC after -ENODEV");
+	CHECK(t_reason(t, "returned -ENODEV"), "no -ENODEV reason");
+	now = tsc_now_ns(t);
+	CHECK(now >= prev, "went back across the switch: %llu < %llu",
+	      (unsigned long long)now, (unsigned long long)prev);
+	prev = now;
+
+	st->nodev = 0;
+	st->f = f + f / 10000;	/* the kernel refined its calibration */
+	CHECK(tsc_process_events(t) == 1, "back to the TSC: no change seen");
+	tsc_get_info(t, &i, sizeof(i));
+	CHECK(tsc_in_use(t) == i.usable && i.mult == f + f / 10000, "new factor not used");
+	now = tsc_now_ns(t);
+	CHECK(now >= prev, "went back across the switch");
+	CHECK(i.switches == 2, "switches %llu, want 2", (unsigned long long)i.switches);
+	printf("# stand-in vDSO: factor %llu, switches %llu, last step %lld ns\n",
+	       (unsigned long long)f, (unsigned long long)i.switches, (long long)i.last_step_ns);
+	tsc_close(t);
+	tsc__test_set_vdso(NULL, 0);
+}
+
+int main(int argc, char **argv)
+{
+	live();
+	fake(t_env("TSC_TEST_FAKEVDSO"));
+	DONE();
+}
