@@ -5,7 +5,7 @@
 S := scripts
 
 .PHONY: run check deps tree kernel guest export-series checkpatch \
-	each-patch scenario clean distclean
+	each-patch scenario clean distclean lib tools install host-check
 
 run:			## boot the patched kernel, show the TSC files and a live change
 	$(S)/demo
@@ -36,6 +36,19 @@ each-patch:		## build the kernel after each patch in turn
 
 scenario: guest		## boot one scenario: make scenario NAME=default
 	$(S)/run-scenario $(NAME)
+
+lib:			## build libtsc (libtsc.a, libtsc.so.0, libtsc.pc) in build/lib
+	$(MAKE) -C lib
+
+tools: lib		## build tscinfo and tscinfo-static in build/tools
+	$(MAKE) -C tools/tscinfo
+
+install: tools		## install libtsc and tscinfo: make install PREFIX=/usr DESTDIR=/tmp/r
+	$(MAKE) -C lib install
+	$(MAKE) -C tools/tscinfo install
+
+host-check:		## libtsc and tscinfo tests on this machine (TAP), no kernel tree
+	$(MAKE) -s -C tests/lib check
 
 clean:			## remove outputs, keep the kernel tree and its objects
 	rm -rf build/check build/scenarios build/guest

@@ -8,9 +8,9 @@ d=$(mktemp -d)
 fail=0
 no() { echo "# FAIL: $*"; fail=1; }
 
-make -s -C "$top" install PREFIX=/usr DESTDIR="$d/root" O_LIB="$TSC_TEST_LIBDIR" > "$d/log" 2>&1 ||
+make -s -C "$top" install PREFIX=/opt/tsckit DESTDIR="$d/root" > "$d/log" 2>&1 ||
 	{ sed 's/^/# /' "$d/log"; no "make install failed"; }
-r=$d/root/usr
+r=$d/root/opt/tsckit
 for f in lib/libtsc.a lib/libtsc.so lib/libtsc.so.0 lib/pkgconfig/libtsc.pc include/tsc.h \
 	include/tsc-version.h share/man/man3/tsc_open.3 share/man/man1/tscinfo.1 bin/tscinfo; do
 	[ -e "$r/$f" ] || no "missing $f"

@@ -66,7 +66,7 @@ int parse_args(int argc, char **argv, struct cfg *cfg, char *err, size_t errlen)
 	cfg->xcpu_ms = 200;
 	optind = 0;	/* GNU getopt: start over, for the fuzzer */
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":Jjwc:t:xs:hV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":Jjwc:t:x::s:hV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'J':
 		case 'j':

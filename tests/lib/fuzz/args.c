@@ -23,7 +23,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			start = i + 1;
 		}
 	argv[argc] = NULL;
-	if (!parse_args(argc, argv, &cfg, err, sizeof(err)) && cfg.watch && cfg.cross_cpu)
+	if (!parse_args(argc, argv, &cfg, err, sizeof(err)) && cfg.action == ACT_RUN &&
+	    cfg.watch && cfg.cross_cpu)
 		__builtin_trap();
 	free(buf);
 	return 0;
