@@ -16,14 +16,6 @@ struct bracket {
 	uint64_t t0, t1, ns;
 };
 
-static inline uint64_t rdtsc_lfence(void)
-{
-	uint32_t lo, hi;
-
-	__asm__ __volatile__("lfence; rdtsc; lfence" : "=a"(lo), "=d"(hi) :: "memory");
-	return ((uint64_t)hi << 32) | lo;
-}
-
 static void best(struct bracket *b, int n)
 {
 	struct bracket s;
@@ -31,9 +23,9 @@ static void best(struct bracket *b, int n)
 
 	b->t1 = b->t0 = 0;
 	for (i = 0; i < n; i++) {
-		s.t0 = rdtsc_lfence();
+		s.t0 = tsc__rdtsc_lfence();
 		s.ns = tsc__mono_raw();
-		s.t1 = rdtsc_lfence();
+		s.t1 = tsc__rdtsc_lfence();
 		if (s.t1 < s.t0)
 			continue;
 		if (i == 0 || b->t1 < b->t0 || s.t1 - s.t0 < b->t1 - b->t0)

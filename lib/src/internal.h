@@ -60,6 +60,16 @@ int tsc__vdso_parse(const void *img, size_t len, struct vdso_syms *syms);
 /* The live vDSO's base and size, or -ENOENT. */
 int tsc__vdso_live(const void **base, size_t *len);
 
+/* An ordered TSC read for the library's own measurements: LFENCE works
+ * on every x86-64 CPU, RDTSCP may not exist. */
+static inline uint64_t tsc__rdtsc_lfence(void)
+{
+	uint32_t lo, hi;
+
+	__asm__ __volatile__("lfence; rdtsc; lfence" : "=a"(lo), "=d"(hi) :: "memory");
+	return ((uint64_t)hi << 32) | lo;
+}
+
 /* --- file access (sysfs.c) */
 int tsc__read(const char *root, const char *path, char *buf, size_t cap,
 	      size_t *len);

@@ -24,14 +24,6 @@ uint64_t tsc__mono_raw(void)
 	return tsc__clock_ns(CLOCK_MONOTONIC_RAW);
 }
 
-static inline uint64_t rdtsc_lfence(void)
-{
-	uint32_t lo, hi;
-
-	__asm__ __volatile__("lfence; rdtsc; lfence" : "=a"(lo), "=d"(hi) :: "memory");
-	return ((uint64_t)hi << 32) | lo;
-}
-
 static uint64_t conv(const struct tsc_fast *f, uint64_t ticks)
 {
 	return (uint64_t)(((unsigned __int128)ticks * f->mult) >> f->shift);
@@ -41,7 +33,7 @@ static uint64_t conv(const struct tsc_fast *f, uint64_t ticks)
 static uint64_t read_state(const struct tsc_fast *f)
 {
 	if (f->mode == TSC_MODE_TSC)
-		return conv(f, rdtsc_lfence()) + f->offset;
+		return conv(f, tsc__rdtsc_lfence()) + f->offset;
 	return tsc__clock_ns(f->clock) + f->clock_offset;
 }
 
@@ -55,7 +47,7 @@ uint64_t tsc__lib_now(struct tsc *t)
 static void continue_from(struct tsc_fast *nf, uint64_t at)
 {
 	if (nf->mode == TSC_MODE_TSC)
-		nf->offset = at - conv(nf, rdtsc_lfence());
+		nf->offset = at - conv(nf, tsc__rdtsc_lfence());
 	else
 		nf->clock_offset = at - tsc__clock_ns(nf->clock);
 }
@@ -72,9 +64,9 @@ static void anchor_raw(struct tsc_fast *nf)
 		return;
 	}
 	for (i = 0; i < 8; i++) {
-		t0 = rdtsc_lfence();
+		t0 = tsc__rdtsc_lfence();
 		r = tsc__mono_raw();
-		t1 = rdtsc_lfence();
+		t1 = tsc__rdtsc_lfence();
 		if (t1 >= t0 && t1 - t0 < best) {
 			best = t1 - t0;
 			nf->offset = r - conv(nf, t0 + (t1 - t0) / 2);

@@ -83,40 +83,39 @@ static int open_at_root(const char *root, const char *path)
 	return open(p, O_RDONLY | O_CLOEXEC);
 }
 
+/* Read until EOF or cap bytes (short reads continue).  1: buffer full. */
+static int read_all(int fd, char *buf, size_t cap, size_t *n)
+{
+	*n = 0;
+	while (*n < cap) {
+		ssize_t r = read(fd, buf + *n, cap - *n);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -errno;
+		if (r == 0)
+			return 0;
+		*n += r;
+	}
+	return 1;
+}
+
 /* Read a whole small file; -EFBIG if it does not fit in cap. */
 int tsc__read(const char *root, const char *path, char *buf, size_t cap,
 	      size_t *len)
 {
-	size_t n = 0;
-	int fd, err = 0;
+	size_t more;
+	char c;
+	int fd, err;
 
 	fd = open_at_root(root, path);
 	if (fd < 0)
 		return -errno;
-	for (;;) {
-		ssize_t r;
-
-		if (n == cap) {
-			char c;
-
-			r = read(fd, &c, 1);
-			if (r != 0)
-				err = r < 0 ? -errno : -EFBIG;
-			break;
-		}
-		r = read(fd, buf + n, cap - n);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			err = -errno;
-			break;
-		}
-		if (r == 0)
-			break;
-		n += r;	/* short reads: keep going until EOF */
-	}
+	err = read_all(fd, buf, cap, len);
+	if (err == 1)
+		err = read_all(fd, &c, 1, &more) ? -EFBIG : 0;
 	close(fd);
-	*len = n;
 	return err;
 }
 
@@ -124,44 +123,28 @@ int tsc__read(const char *root, const char *path, char *buf, size_t cap,
 int tsc__read_alloc(const char *root, const char *path, char **buf,
 		    size_t *len, size_t max)
 {
-	size_t cap = 65536, n = 0;
-	char *b = NULL;
-	int fd, err = 0;
+	size_t cap = 4096, n = 0, got;
+	char *b = NULL, *nb;
+	int fd, err;
 
 	fd = open_at_root(root, path);
 	if (fd < 0)
 		return -errno;
-	for (;;) {
-		ssize_t r;
-
-		if (!b || n + 1 >= cap) {
-			char *nb;
-
-			if (b)
-				cap *= 2;
-			if (cap > max + 1) {
-				if (n >= max) {
-					err = -EFBIG;
-					break;
-				}
-				cap = max + 1;
-			}
-			nb = realloc(b, cap);
-			if (!nb) {
-				err = -ENOMEM;
-				break;
-			}
-			b = nb;
-		}
-		r = read(fd, b + n, cap - 1 - n);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0) {
-			err = r < 0 ? -errno : 0;
+	do {
+		if (n >= max) {
+			err = -EFBIG;
 			break;
 		}
-		n += r;
-	}
+		cap = cap * 2 > max + 1 ? max + 1 : cap * 2;
+		nb = realloc(b, cap);
+		if (!nb) {
+			err = -ENOMEM;
+			break;
+		}
+		b = nb;
+		err = read_all(fd, b + n, cap - 1 - n, &got);
+		n += got;
+	} while (err == 1);
 	close(fd);
 	if (err) {
 		free(b);
