@@ -76,7 +76,7 @@ struct tsc_opts {
 	size_t sz;		/* sizeof(struct tsc_opts), set by TSC_OPTS */
 	/* Read DIR/sys/..., DIR/proc/... and DIR/tsckit/... instead of the
 	 * live files.  CPUID facts then come from DIR/tsckit/cpuid, vDSO
-	 * symbols from DIR/tsckit/vdso.so; perf and calibration are not
+	 * symbols from DIR/tsckit/vdso.img; perf and calibration are not
 	 * used (unless force_calibrate).  Reads still use this CPU's TSC. */
 	const char *sysroot;
 	bool force_calibrate;	/* use a calibration even if better factors exist */

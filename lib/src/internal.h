@@ -23,7 +23,7 @@
 #define P_TSC_USER	"/proc/sys/kernel/tsc_user"
 #define P_CPUINFO	"/proc/cpuinfo"
 #define P_CPUID		"/tsckit/cpuid"
-#define P_VDSO		"/tsckit/vdso.so"
+#define P_VDSO		"/tsckit/vdso.img"
 
 /* --- parsers (sysfs.c, cpuinfo.c, cpuid.c, vdso.c); all take untrusted bytes */
 int tsc__parse_u64(const char *buf, size_t len, uint64_t *out);

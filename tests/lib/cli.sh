@@ -32,7 +32,7 @@ expect 0 "libtsc" -V
 expect 1 "RDTSC usable: *no" --sysroot "$TSC_TEST_VARIANTS/stable-0"
 expect 0 "RDTSC usable: *yes" --sysroot "$TSC_TEST_VARIANTS/patched-good"
 expect 2 "needs a directory" --sysroot ""
-expect 3 "cannot write" --dump-vdso /nonexistent/dir/vdso.so
+expect 3 "cannot write" --dump-vdso /nonexistent/dir/vdso.img
 "$ti" -x20 --no-cost | grep -q "cross-CPU check:" || no "-x20: no cross-CPU result"
 "$ti" --json --sysroot "$TSC_TEST_VARIANTS/patched-good" | python3 -m json.tool > /dev/null ||
 	no "--json is not JSON"

@@ -42,7 +42,7 @@ static void usage(FILE *f)
 	      "     --calibrate        calibrate even when better factors exist\n"
 	      "     --no-cost          do not measure read costs\n"
 	      "     --dump-cpuid       print CPUID facts for a dump's tsckit/cpuid\n"
-	      "     --dump-vdso <file> write the vDSO image for a dump's tsckit/vdso.so\n"
+	      "     --dump-vdso <file> write the vDSO image for a dump's tsckit/vdso.img\n"
 	      "\n"
 	      " -h, --help             display this help\n"
 	      " -V, --version          display version\n"
