@@ -6,7 +6,7 @@
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 golden=$here/golden
-ti=$TSCINFO
+ti=$(cd "$(dirname "$TSCINFO")" && pwd)/$(basename "$TSCINFO")
 fail=0 n=0
 mkdir -p "$golden"
 for base in "$here/../sysroots" "$TSC_TEST_VARIANTS"; do
