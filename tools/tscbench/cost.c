@@ -1,0 +1,275 @@
+// SPDX-License-Identifier: MIT OR LGPL-2.1
+/*
+ * Cost per call.  Each method runs in batches of about the same length
+ * (sized once), and every round runs one batch of every method, starting
+ * one method later each round, so frequency changes, interrupts and
+ * neighbours hit all methods alike.  A batch is timed in TSC ticks
+ * (LFENCE;RDTSC on both sides) and in ns (ticks through the library's
+ * factors when it has any, else CLOCK_MONOTONIC_RAW around the batch).
+ * Then the same batches on 1..N pinned threads at once: throughput.
+ */
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tscbench.h"
+
+uint64_t now_ns(clockid_t c)
+{
+	struct timespec ts;
+
+	clock_gettime(c, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t ticks_ordered(void)
+{
+	uint32_t lo, hi;
+
+	__asm__ __volatile__("lfence; rdtsc" : "=a"(lo), "=d"(hi) :: "memory");
+	return ((uint64_t)hi << 32) | lo;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Percentile p of sorted v (linear interpolation). */
+static double pct(const double *v, size_t n, double p)
+{
+	double pos = p * (double)(n - 1);
+	size_t i = (size_t)pos;
+
+	if (i + 1 >= n)
+		return v[n - 1];
+	return v[i] + (v[i + 1] - v[i]) * (pos - (double)i);
+}
+
+void dist_of(double *v, size_t n, struct dist *d)
+{
+	if (!n) {
+		d->median = d->p10 = d->p90 = NAN;
+		return;
+	}
+	qsort(v, n, sizeof(*v), cmp_double);
+	d->median = pct(v, n, 0.5);
+	d->p10 = pct(v, n, 0.1);
+	d->p90 = pct(v, n, 0.9);
+}
+
+static volatile uint64_t sink;
+
+/* Calls per batch so that one batch takes about target_ns. */
+static unsigned long size_batch(const struct method *m, double target_ns)
+{
+	unsigned long n = 8;
+	uint64_t t0, t1;
+
+	for (;;) {
+		t0 = now_ns(CLOCK_MONOTONIC_RAW);
+		sink += m->batch(n);
+		t1 = now_ns(CLOCK_MONOTONIC_RAW);
+		if ((double)(t1 - t0) >= target_ns / 8 || n >= (1ul << 30))
+			break;
+		n *= 2;
+	}
+	n = (unsigned long)((double)n * target_ns / (double)(t1 - t0 ? t1 - t0 : 1));
+	return n ? n : 1;
+}
+
+void cost_run(const struct cfg *cfg, struct env *e)
+{
+	double target = cfg->quick ? 20e3 : 100e3;
+	double *ns[64], *tk[64];
+	int idx[64], k = 0, i, r;
+	bool factors = e->info.src != TSC_SRC_NONE && e->rdtsc_ok;
+	int bare = method_index("rdtsc");
+
+	for (i = 0; i < nmethods && k < 64; i++) {
+		struct method *m = &methods[i];
+
+		if (!m->selected || !m->avail)
+			continue;
+		m->batch(16);	/* warm: page in, resolve, fill caches */
+		m->per_batch = size_batch(m, target);
+		ns[k] = calloc(cfg->rounds, sizeof(double));
+		tk[k] = calloc(cfg->rounds, sizeof(double));
+		if (!ns[k] || !tk[k]) {
+			fprintf(stderr, "tscbench: out of memory\n");
+			exit(EXIT_RUNTIME);
+		}
+		idx[k++] = i;
+	}
+	for (r = 0; r < (int)cfg->rounds; r++) {
+		if (r % 20 == 0)
+			progress("cost: round %d of %lu", r + 1, cfg->rounds);
+		for (i = 0; i < k; i++) {
+			int j = (i + r) % k;
+			struct method *m = &methods[idx[j]];
+			uint64_t c0, c1, t0 = 0, t1 = 0;
+
+			c0 = now_ns(CLOCK_MONOTONIC_RAW);
+			if (e->rdtsc_ok)
+				t0 = ticks_ordered();
+			sink += m->batch(m->per_batch);
+			if (e->rdtsc_ok)
+				t1 = ticks_ordered();
+			c1 = now_ns(CLOCK_MONOTONIC_RAW);
+			tk[j][r] = e->rdtsc_ok ? (double)(t1 - t0) / m->per_batch : NAN;
+			ns[j][r] = factors ? (double)tsc_delta_to_ns(e->t, t1 - t0) / m->per_batch :
+					     (double)(c1 - c0) / m->per_batch;
+		}
+	}
+	for (i = 0; i < k; i++) {
+		struct method *m = &methods[idx[i]];
+
+		m->batches = cfg->rounds;
+		dist_of(ns[i], cfg->rounds, &m->ns);
+		if (e->rdtsc_ok)
+			dist_of(tk[i], cfg->rounds, &m->ticks);
+		else
+			m->ticks.median = m->ticks.p10 = m->ticks.p90 = NAN;
+		free(ns[i]);
+		free(tk[i]);
+	}
+	for (i = 0; i < k; i++) {
+		struct method *m = &methods[idx[i]];
+		const struct method *b = &methods[bare];
+
+		if (b->avail && b->batches && b->ticks.median > 0 && !isnan(m->ticks.median))
+			m->ratio = m->ticks.median / b->ticks.median;
+		else if (b->avail && b->batches && b->ns.median > 0)
+			m->ratio = m->ns.median / b->ns.median;
+	}
+}
+
+struct tshared {
+	const struct method *m;
+	int go, stop, ready;
+};
+
+struct tthread {
+	struct tshared *s;
+	int cpu;
+	pthread_t th;
+	uint64_t calls, elapsed_ns;
+};
+
+static void *tp_thread(void *arg)
+{
+	struct tthread *x = arg;
+	struct tshared *s = x->s;
+	cpu_set_t set;
+	uint64_t t0, calls = 0, sum = 0;
+
+	CPU_ZERO(&set);
+	CPU_SET(x->cpu, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+	__atomic_fetch_add(&s->ready, 1, __ATOMIC_ACQ_REL);
+	while (!__atomic_load_n(&s->go, __ATOMIC_ACQUIRE))
+		__builtin_ia32_pause();
+	t0 = now_ns(CLOCK_MONOTONIC_RAW);
+	while (!__atomic_load_n(&s->stop, __ATOMIC_RELAXED)) {
+		sum += s->m->batch(s->m->per_batch);
+		calls += s->m->per_batch;
+	}
+	x->elapsed_ns = now_ns(CLOCK_MONOTONIC_RAW) - t0;
+	x->calls = calls;
+	sink += sum;
+	return NULL;
+}
+
+/* Thread counts: 1..8, then doubling, and always the maximum. */
+static int thread_steps(unsigned int max, unsigned int *out)
+{
+	unsigned int n = 0, k;
+
+	for (k = 1; k <= max && n < MAX_THREADS_STEPS; k = k < 8 ? k + 1 : k * 2)
+		out[n++] = k;
+	if (n && out[n - 1] != max) {
+		if (n == MAX_THREADS_STEPS)
+			n--;
+		out[n++] = max;
+	}
+	return (int)n;
+}
+
+static int tp_step(struct method *m, const struct env *e, unsigned int k,
+		   double seconds, struct tput *out)
+{
+	struct tshared s = { .m = m };
+	struct tthread *x = calloc(k, sizeof(*x));
+	struct timespec ts = { (time_t)seconds, (long)((seconds - (time_t)seconds) * 1e9) };
+	double rate = 0, per[1024];
+	unsigned int i, started = 0;
+	int err = 0;
+	struct dist d;
+
+	if (!x)
+		return -ENOMEM;
+	for (i = 0; i < k; i++) {
+		x[i].s = &s;
+		x[i].cpu = e->cpus[i];
+		err = pthread_create(&x[i].th, NULL, tp_thread, &x[i]);
+		if (err)
+			break;
+		started++;
+	}
+	while (__atomic_load_n(&s.ready, __ATOMIC_ACQUIRE) < (int)started)
+		sched_yield();
+	__atomic_store_n(&s.go, 1, __ATOMIC_RELEASE);
+	if (!err)
+		while (nanosleep(&ts, &ts) && errno == EINTR)
+			;
+	__atomic_store_n(&s.stop, 1, __ATOMIC_RELEASE);
+	for (i = 0; i < started; i++) {
+		pthread_join(x[i].th, NULL);
+		per[i] = x[i].calls ? (double)x[i].elapsed_ns / (double)x[i].calls : NAN;
+		if (x[i].elapsed_ns)
+			rate += (double)x[i].calls / (double)x[i].elapsed_ns * 1e3;
+	}
+	if (!err) {
+		dist_of(per, k, &d);
+		out->threads = k;
+		out->ns_per_call = d.median;
+		out->mcalls_per_s = rate;
+	}
+	free(x);
+	return -err;
+}
+
+void throughput_run(const struct cfg *cfg, struct env *e)
+{
+	unsigned int max = (unsigned int)e->ncpus, steps[MAX_THREADS_STEPS];
+	double seconds = cfg->quick ? 0.02 : 0.1;
+	int nsteps, i, j, err;
+
+	if (cfg->threads_set && cfg->threads < max)
+		max = (unsigned int)cfg->threads;
+	if (!max)
+		return;
+	nsteps = thread_steps(max, steps);
+	for (i = 0; i < nmethods; i++) {
+		struct method *m = &methods[i];
+
+		if (!m->selected || !m->avail || !m->per_batch)
+			continue;
+		progress("throughput: %s on 1..%u threads", m->name, max);
+		for (j = 0; j < nsteps; j++) {
+			err = tp_step(m, e, steps[j], seconds, &m->tp[m->ntp]);
+			if (err) {
+				fprintf(stderr, "tscbench: throughput with %u threads: %s\n",
+					steps[j], strerror(-err));
+				break;
+			}
+			m->ntp++;
+		}
+	}
+}

@@ -1,0 +1,154 @@
+// SPDX-License-Identifier: MIT OR LGPL-2.1
+/*
+ * tscbench: what every way of taking a timestamp costs on this machine,
+ * and how right libtsc's nanoseconds are.  Phases: cost (interleaved
+ * batches), throughput (pinned threads), drift against the kernel's
+ * clocks with a monotonicity check, the cross-CPU check, tsc_open() time.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tscbench.h"
+
+bool progress_on;
+
+void progress(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!progress_on)
+		return;
+	va_start(ap, fmt);
+	fputs("tscbench: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+}
+
+static void usage(FILE *f)
+{
+	fputs("Usage:\n"
+	      " tscbench [options]\n"
+	      "\n"
+	      "Measure what every way of taking a timestamp costs here (RDTSC, RDTSCP,\n"
+	      "libtsc, clock_gettime through the vDSO and the syscall, gettimeofday,\n"
+	      "__vdso_tsc_raw), and how far libtsc's ns drift from the kernel's clocks.\n"
+	      "\n"
+	      "Options:\n"
+	      " -d, --duration <sec>   drift run length (default 10, fractions allowed;\n"
+	      "                          0 skips it)\n"
+	      " -q, --quick            short cost and throughput runs (a smoke test)\n"
+	      " -J, --json             JSON output (field names: tscbench(1))\n"
+	      " -o, --output <file>    write the report to file instead of stdout\n"
+	      " -p, --plot <file.png>  plot cost and drift with gnuplot (script: file.png.gp)\n"
+	      " -m, --methods <list>   measure only these methods (comma list, see --list)\n"
+	      "     --rounds <n>       cost rounds, one batch per method each (default 200)\n"
+	      "     --threads <n>      throughput up to n pinned threads (default: all\n"
+	      "                          CPUs of the affinity set; 0 skips it)\n"
+	      "     --opens <n>        tsc_open() timings of each kind (default 5)\n"
+	      "     --cross-cpu <ms>   cross-CPU check length (default 200; 0 skips it)\n"
+	      "     --no-progress      no progress lines on stderr\n"
+	      "     --list             list the methods and whether this machine has them\n"
+	      "\n"
+	      " -h, --help             display this help\n"
+	      " -V, --version          display version\n"
+	      "\n"
+	      "Exit status: 0 done, 1 done but time went back (in a thread or across\n"
+	      "CPUs), 2 usage error, 3 runtime error.\n"
+	      "\n"
+	      "For more details see tscbench(1).\n", f);
+}
+
+static void list(FILE *f)
+{
+	int i;
+
+	for (i = 0; i < nmethods; i++) {
+		const struct method *m = &methods[i];
+
+		fprintf(f, "%-31s %-3s %s\n", m->name, m->avail ? "yes" : "no",
+			m->avail ? (*m->note ? m->note : m->what) : m->why);
+	}
+}
+
+static bool went_back(const struct accuracy *a)
+{
+	return a->backward || (a->have_xcpu && a->xcpu.backward);
+}
+
+int main(int argc, char **argv)
+{
+	static struct accuracy acc;
+	static struct env env;
+	struct cfg cfg;
+	FILE *out = stdout;
+	char err[256];
+	int rc = EXIT_BENCH_OK;
+
+	if (parse_args(argc, argv, &cfg, err, sizeof(err)) ||
+	    methods_select(cfg.methods, err, sizeof(err))) {
+		fprintf(stderr, "tscbench: %s\nTry 'tscbench --help' for more information.\n", err);
+		return EXIT_USAGE;
+	}
+	switch (cfg.action) {
+	case ACT_HELP:
+		usage(stdout);
+		return 0;
+	case ACT_VERSION:
+		printf("tscbench from tsckit (libtsc %s)\n", tsc_version());
+		return 0;
+	case ACT_LIST:
+	case ACT_RUN:
+		break;
+	}
+
+	TSC_OPTS(o, .no_watcher = true);
+	env.t = tsc_open(&o);
+	if (!env.t) {
+		fprintf(stderr, "tscbench: cannot open libtsc: %s\n", strerror(errno));
+		return EXIT_RUNTIME;
+	}
+	methods_probe(&env);
+	if (cfg.action == ACT_LIST) {
+		list(stdout);
+		tsc_close(env.t);
+		return 0;
+	}
+	/* Open the report first: a bad path fails before the long run. */
+	if (cfg.output) {
+		out = fopen(cfg.output, "we");
+		if (!out) {
+			fprintf(stderr, "tscbench: cannot write %s: %s\n", cfg.output, strerror(errno));
+			tsc_close(env.t);
+			return EXIT_RUNTIME;
+		}
+	}
+	progress_on = !cfg.no_progress && (cfg.duration >= 2 || !cfg.quick);
+
+	cost_run(&cfg, &env);
+	throughput_run(&cfg, &env);
+	drift_run(&cfg, &env, &acc);
+	startup_run(&cfg, &acc);
+	progress("done");
+
+	if (cfg.json)
+		print_json(out, &cfg, &env, &acc);
+	else
+		print_text(out, &cfg, &env, &acc);
+	if (fflush(out) || ferror(out) || (out != stdout && fclose(out))) {
+		fprintf(stderr, "tscbench: cannot write %s: %s\n",
+			cfg.output ? cfg.output : "standard output", strerror(errno));
+		rc = EXIT_RUNTIME;
+	}
+	if (cfg.plot && plot_png(cfg.plot, &env, &acc, err, sizeof(err))) {
+		fprintf(stderr, "tscbench: --plot: %s\n", err);
+		rc = EXIT_RUNTIME;
+	}
+	tsc_close(env.t);
+	if (rc == EXIT_BENCH_OK && went_back(&acc))
+		rc = EXIT_BENCH_BACKWARD;
+	return rc;
+}

@@ -1,0 +1,496 @@
+// SPDX-License-Identifier: MIT OR LGPL-2.1
+/* tscbench's report: a table for people, JSON (stable field names, see
+ * tscbench.1) for scripts; the goals both show. */
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+
+#include "tscbench.h"
+
+static const struct method *by_name(const char *name)
+{
+	int i = method_index(name);
+	const struct method *m = i < 0 ? NULL : &methods[i];
+
+	return m && m->avail && m->batches ? m : NULL;
+}
+
+static bool kernel_factors(enum tsc_src s)
+{
+	return s != TSC_SRC_CALIBRATION && s != TSC_SRC_NONE;
+}
+
+static void set_goal(struct goal *g, const char *name, const char *unit,
+		     double value, double limit, bool strict)
+{
+	g->name = name;
+	g->unit = unit;
+	g->note[0] = 0;
+	g->limit = limit;
+	g->known = !isnan(value);
+	g->value = value;
+	g->met = g->known && (strict ? value < limit : value <= limit);
+}
+
+int goals_eval(const struct env *e, const struct accuracy *a, struct goal *g, int max)
+{
+	const struct method *bare = by_name("rdtsc"), *raw = by_name("tsc_rdtsc");
+	const struct method *now = by_name("tsc_now_ns"), *cg = by_name("clock_gettime_monotonic");
+	const struct method *vr = by_name("vdso_tsc_raw");
+	int n = 0, k;
+
+	if (max < 12)
+		return 0;
+	if (bare && raw)
+		set_goal(&g[n++], "tsc_rdtsc / bare RDTSC", "x", raw->ratio, 1.05, false);
+	if (bare && now)
+		set_goal(&g[n++], "tsc_now_ns / bare RDTSC", "x", now->ratio, 1.05, false);
+	if (cg && raw)
+		set_goal(&g[n++], "tsc_rdtsc / clock_gettime(MONOTONIC)", "x",
+			 raw->ns.median / cg->ns.median, 0.5, true);
+	if (cg && now)
+		set_goal(&g[n++], "tsc_now_ns / clock_gettime(MONOTONIC)", "x",
+			 now->ns.median / cg->ns.median, 0.5, true);
+	for (k = 0; a->ran && k < a->nseries; k++) {
+		const struct drift_series *s = &a->s[k];
+
+		if (!s->usable)
+			continue;
+		if (kernel_factors(s->src)) {
+			set_goal(&g[n], "drift vs MONOTONIC_RAW, kernel factors", "ppm",
+				 fabs(s->raw.ppm), 0.1, false);
+		} else {
+			set_goal(&g[n], "drift vs MONOTONIC_RAW, calibrated", "ppm",
+				 fabs(s->raw.ppm), 1.0, false);
+		}
+		snprintf(g[n++].note, sizeof(g->note), "factors from %s", tsc_src_name(s->src));
+	}
+	if (a->open_default.opens) {
+		bool kf = kernel_factors(a->open_default.src);
+
+		set_goal(&g[n], kf ? "tsc_open(), kernel factors" :
+			 "tsc_open(), calibrating (no kernel factors)", "ms",
+			 a->open_default.us.median / 1e3, kf ? 1.0 : 20.0, false);
+		snprintf(g[n++].note, sizeof(g->note), "default options, factors from %s",
+			 tsc_src_name(a->open_default.src));
+	}
+	if (a->open_calib.opens) {
+		set_goal(&g[n], "tsc_open(), force_calibrate", "ms",
+			 a->open_calib.us.median / 1e3, 20.0, false);
+		snprintf(g[n++].note, sizeof(g->note), "calibration %.2f ms",
+			 a->open_calib.calib_ns / 1e6);
+	}
+	if (bare && vr)
+		set_goal(&g[n++], "__vdso_tsc_raw / bare RDTSC", "x", vr->ratio, 1.3, false);
+	if (cg && vr)
+		set_goal(&g[n++], "__vdso_tsc_raw / clock_gettime(MONOTONIC)", "x",
+			 vr->ns.median / cg->ns.median, 1.0, true);
+	(void)e;
+	return n;
+}
+
+static const char *gettime_how(const struct env *e)
+{
+	if (!e->vdso_gettime)
+		return "system call (no vDSO)";
+	if (e->cs_vdso == 1)
+		return "vDSO (current_clocksource_vdso=1)";
+	if (e->cs_vdso == 0)
+		return "system call (current_clocksource_vdso=0)";
+	return e->cs_vdso_inferred && (!strcmp(e->clocksource, "tsc") ||
+				       !strcmp(e->clocksource, "kvm-clock") ||
+				       !strcmp(e->clocksource, "hyperv_clocksource_tsc_page")) ?
+		"vDSO (inferred from the clocksource)" :
+		"system call (inferred from the clocksource)";
+}
+
+static void header(FILE *f, const struct env *e)
+{
+	const struct tsc_info *i = &e->info;
+
+	fprintf(f, "tscbench (libtsc %s): %s, %d CPUs, Linux %s\n", tsc_version(),
+		e->cpu_model, e->ncpus, e->kernel);
+	fprintf(f, "clocksource %s; clock_gettime: %s\n",
+		*e->clocksource ? e->clocksource : "unknown", gettime_how(e));
+	fprintf(f, "libtsc: TSC %s; ns = ticks * %llu >> %u (%s", i->usable ? "in use" : "not used",
+		(unsigned long long)i->mult, i->shift, tsc_src_name(i->src));
+	if (i->src == TSC_SRC_CALIBRATION)
+		fprintf(f, ", error bound %.3f ppm", i->err_ppb / 1000.0);
+	fprintf(f, "), %llu kHz\n", (unsigned long long)i->khz);
+}
+
+static void text_cost(FILE *f, const struct cfg *cfg, const struct env *e)
+{
+	int i, j, any = 0;
+
+	fprintf(f, "\nCost per call: %lu interleaved rounds, median (p10..p90)%s\n",
+		cfg->rounds, e->info.src ? "" : "; ns from CLOCK_MONOTONIC_RAW");
+	fprintf(f, "%-31s %9s %19s %9s %8s  %s\n", "method", "ns", "(p10..p90)", "ticks",
+		"x rdtsc", "note");
+	for (i = 0; i < nmethods; i++) {
+		const struct method *m = &methods[i];
+		char range[40];
+
+		if (!m->selected || !m->avail || !m->batches)
+			continue;
+		snprintf(range, sizeof(range), "(%.2f..%.2f)", m->ns.p10, m->ns.p90);
+		fprintf(f, "%-31s %9.2f %19s %9.1f %8.3f  %s\n", m->name, m->ns.median, range,
+			m->ticks.median, m->ratio, m->note);
+	}
+	for (i = 0; i < nmethods; i++) {
+		const struct method *m = &methods[i];
+
+		if (!m->selected || m->avail)
+			continue;
+		if (!any++)
+			fprintf(f, "unavailable:\n");
+		fprintf(f, "  %-29s %s\n", m->name, m->why);
+	}
+
+	for (i = 0; i < nmethods && !methods[i].ntp; i++)
+		;
+	if (i == nmethods)
+		return;
+	fprintf(f, "\nThroughput, pinned threads: ns per call per thread / Mcalls/s in all\n");
+	fprintf(f, "%-31s", "method");
+	for (j = 0; j < methods[i].ntp; j++) {
+		char h[24];
+
+		snprintf(h, sizeof(h), "%u thread%s", methods[i].tp[j].threads,
+			 methods[i].tp[j].threads > 1 ? "s" : "");
+		fprintf(f, " %17s", h);
+	}
+	fprintf(f, "\n");
+	for (i = 0; i < nmethods; i++) {
+		const struct method *m = &methods[i];
+
+		if (!m->ntp)
+			continue;
+		fprintf(f, "%-31s", m->name);
+		for (j = 0; j < m->ntp; j++) {
+			char c[32];
+
+			snprintf(c, sizeof(c), "%.2f / %.1f", m->tp[j].ns_per_call,
+				 m->tp[j].mcalls_per_s);
+			fprintf(f, " %17s", c);
+		}
+		fprintf(f, "\n");
+	}
+}
+
+static void text_accuracy(FILE *f, const struct accuracy *a)
+{
+	int k;
+
+	if (a->ran) {
+		fprintf(f, "\nDrift over %.1f s (%d samples): library ns against\n",
+			a->duration_s, a->s[0].n);
+		fprintf(f, "%-11s %-12s %-36s %s\n", "handle", "factors", "CLOCK_MONOTONIC_RAW",
+			"CLOCK_MONOTONIC");
+		for (k = 0; k < a->nseries; k++) {
+			const struct drift_series *s = &a->s[k];
+			char r[64], m[64];
+
+			snprintf(r, sizeof(r), "%+.4f ppm, %+.3f us at end", s->raw.ppm, s->raw.end_us);
+			snprintf(m, sizeof(m), "%+.4f ppm, %+.3f us at end", s->mono.ppm, s->mono.end_us);
+			fprintf(f, "%-11s %-12s %-36s %s%s\n", s->handle,
+				s->usable ? tsc_src_name(s->src) : "(fallback)", r, m,
+				s->usable ? "" : "  (TSC not in use: reads are the clock)");
+		}
+		fprintf(f, "time going back in one thread: %llu of %llu reads, worst %llu ns\n",
+			(unsigned long long)a->backward, (unsigned long long)a->reads,
+			(unsigned long long)a->worst_back_ns);
+	}
+	if (a->have_xcpu)
+		fprintf(f, "across CPUs: %u CPUs, %llu reads, %llu backward, worst %llu ticks (%llu ns)%s\n",
+			a->xcpu.cpus, (unsigned long long)a->xcpu.reads,
+			(unsigned long long)a->xcpu.backward, (unsigned long long)a->xcpu.worst_ticks,
+			(unsigned long long)a->xcpu.worst_ns, a->xcpu.backward ? " TIME WENT BACK" : "");
+	else if (a->xcpu_err)
+		fprintf(f, "across CPUs: not checked: %s\n", strerror(a->xcpu_err));
+	if (a->open_default.opens || a->open_default.err) {
+		const struct open_time *d = &a->open_default, *c = &a->open_calib;
+
+		if (d->err)
+			fprintf(f, "\ntsc_open(): fails: %s\n", strerror(d->err));
+		else
+			fprintf(f, "\ntsc_open(): %.3f ms median (%.3f..%.3f) of %lu, factors from %s\n",
+				d->us.median / 1e3, d->min_us / 1e3, d->max_us / 1e3, d->opens,
+				tsc_src_name(d->src));
+		if (c->err)
+			fprintf(f, "tsc_open(force_calibrate): fails: %s\n", strerror(c->err));
+		else if (c->opens)
+			fprintf(f, "tsc_open(force_calibrate): %.3f ms median (%.3f..%.3f) of %lu, "
+				"calibration %.3f ms, error bound %.3f ppm\n",
+				c->us.median / 1e3, c->min_us / 1e3, c->max_us / 1e3, c->opens,
+				c->calib_ns / 1e6, c->err_ppb / 1000.0);
+	}
+}
+
+void print_text(FILE *f, const struct cfg *cfg, const struct env *e,
+		const struct accuracy *a)
+{
+	struct goal g[16];
+	int n = goals_eval(e, a, g, 16), i;
+
+	header(f, e);
+	text_cost(f, cfg, e);
+	text_accuracy(f, a);
+	if (!n)
+		return;
+	fprintf(f, "\nGoals:\n");
+	for (i = 0; i < n; i++)
+		fprintf(f, "  %-6s %-46s %10.4f %-3s (goal %s %g)%s%s\n",
+			!g[i].known ? "?" : g[i].met ? "met" : "MISSED", g[i].name, g[i].value,
+			g[i].unit, !strcmp(g[i].unit, "x") && g[i].limit < 1 ? "<" : "<=",
+			g[i].limit, *g[i].note ? "  " : "", g[i].note);
+}
+
+/* ---- JSON ---- */
+
+static void jstr(FILE *f, const char *s)
+{
+	if (!s) {
+		fputs("null", f);
+		return;
+	}
+	fputc('"', f);
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			fprintf(f, "\\%c", c);
+		else if (c < 0x20)
+			fprintf(f, "\\u%04x", c);
+		else
+			fputc(c, f);
+	}
+	fputc('"', f);
+}
+
+static void jnum(FILE *f, double v)
+{
+	if (isnan(v) || isinf(v))
+		fputs("null", f);
+	else
+		fprintf(f, "%.6g", v);
+}
+
+static void jdist(FILE *f, const struct dist *d)
+{
+	fputs("{\"median\": ", f);
+	jnum(f, d->median);
+	fputs(", \"p10\": ", f);
+	jnum(f, d->p10);
+	fputs(", \"p90\": ", f);
+	jnum(f, d->p90);
+	fputs("}", f);
+}
+
+static void json_methods(FILE *f, const struct env *e)
+{
+	int i, j, first = 1;
+
+	fprintf(f, ",\n  \"methods\": [");
+	for (i = 0; i < nmethods; i++) {
+		const struct method *m = &methods[i];
+
+		if (!m->selected)
+			continue;
+		fprintf(f, "%s\n    {\"name\": ", first ? "" : ",");
+		first = 0;
+		jstr(f, m->name);
+		fprintf(f, ", \"description\": ");
+		jstr(f, m->what);
+		fprintf(f, ", \"available\": %s, \"reason\": ", m->avail ? "true" : "false");
+		jstr(f, m->avail ? NULL : m->why);
+		fprintf(f, ", \"note\": ");
+		jstr(f, *m->note ? m->note : NULL);
+		if (!m->avail || !m->batches) {
+			fprintf(f, ", \"cost\": null, \"throughput\": []}");
+			continue;
+		}
+		fprintf(f, ",\n     \"cost\": {\"batches\": %lu, \"calls_per_batch\": %lu, \"ns\": ",
+			m->batches, m->per_batch);
+		jdist(f, &m->ns);
+		fprintf(f, ", \"ticks\": ");
+		if (e->rdtsc_ok)
+			jdist(f, &m->ticks);
+		else
+			fputs("null", f);
+		fprintf(f, ", \"ratio_to_rdtsc\": ");
+		jnum(f, m->ratio > 0 ? m->ratio : NAN);
+		fprintf(f, "},\n     \"throughput\": [");
+		for (j = 0; j < m->ntp; j++) {
+			fprintf(f, "%s{\"threads\": %u, \"ns_per_call\": ", j ? ", " : "",
+				m->tp[j].threads);
+			jnum(f, m->tp[j].ns_per_call);
+			fprintf(f, ", \"mcalls_per_s\": ");
+			jnum(f, m->tp[j].mcalls_per_s);
+			fputs("}", f);
+		}
+		fputs("]}", f);
+	}
+	fprintf(f, "\n  ]");
+}
+
+static void jref(FILE *f, const char *name, const struct ref_drift *d)
+{
+	fprintf(f, "\"%s\": {\"ppm\": ", name);
+	jnum(f, d->ppm);
+	fputs(", \"ppm_end\": ", f);
+	jnum(f, d->ppm_end);
+	fputs(", \"end_us\": ", f);
+	jnum(f, d->end_us);
+	fputs(", \"max_abs_us\": ", f);
+	jnum(f, d->max_abs_us);
+	fputs("}", f);
+}
+
+static void json_open(FILE *f, const char *name, const struct open_time *o)
+{
+	fprintf(f, ",\n    \"%s\": ", name);
+	if (o->err) {
+		fprintf(f, "{\"error\": ");
+		jstr(f, strerror(o->err));
+		fputs("}", f);
+		return;
+	}
+	if (!o->opens) {
+		fputs("null", f);
+		return;
+	}
+	fprintf(f, "{\"opens\": %lu, \"ms\": {\"median\": ", o->opens);
+	jnum(f, o->us.median / 1e3);
+	fputs(", \"min\": ", f);
+	jnum(f, o->min_us / 1e3);
+	fputs(", \"max\": ", f);
+	jnum(f, o->max_us / 1e3);
+	fprintf(f, "}, \"source\": \"%s\", \"tsc_usable\": %s, \"calibration_ms\": ",
+		tsc_src_name(o->src), o->usable ? "true" : "false");
+	jnum(f, o->calib_ns / 1e6);
+	fprintf(f, ", \"error_bound_ppb\": %llu}", (unsigned long long)o->err_ppb);
+}
+
+static void json_accuracy(FILE *f, const struct accuracy *a)
+{
+	int k, i;
+
+	fprintf(f, ",\n  \"drift\": ");
+	if (!a->ran) {
+		fputs("null", f);
+	} else {
+		fprintf(f, "{\"duration_s\": ");
+		jnum(f, a->duration_s);
+		fprintf(f, ", \"series\": [");
+		for (k = 0; k < a->nseries; k++) {
+			const struct drift_series *s = &a->s[k];
+
+			fprintf(f, "%s\n    {\"handle\": \"%s\", \"tsc_usable\": %s, \"source\": \"%s\", "
+				"\"error_bound_ppb\": %llu,\n     ", k ? "," : "", s->handle,
+				s->usable ? "true" : "false", tsc_src_name(s->src),
+				(unsigned long long)s->err_ppb);
+			jref(f, "monotonic_raw", &s->raw);
+			fputs(",\n     ", f);
+			jref(f, "monotonic", &s->mono);
+			fprintf(f, ",\n     \"samples\": [");
+			for (i = 0; i < s->n; i++) {
+				fprintf(f, "%s[", i ? ", " : "");
+				jnum(f, s->t_s[i]);
+				fputs(", ", f);
+				jnum(f, s->raw_us[i]);
+				fputs(", ", f);
+				jnum(f, s->mono_us[i]);
+				fputs("]", f);
+			}
+			fputs("]}", f);
+		}
+		fputs("]}", f);
+	}
+	fprintf(f, ",\n  \"backward\": {\"thread\": ");
+	if (a->ran)
+		fprintf(f, "{\"reads\": %llu, \"backward\": %llu, \"worst_ns\": %llu}",
+			(unsigned long long)a->reads, (unsigned long long)a->backward,
+			(unsigned long long)a->worst_back_ns);
+	else
+		fputs("null", f);
+	fprintf(f, ",\n    \"cross_cpu\": ");
+	if (a->have_xcpu)
+		fprintf(f, "{\"cpus\": %u, \"reads\": %llu, \"backward\": %llu, \"worst_ticks\": %llu, "
+			"\"worst_ns\": %llu, \"from_cpu\": %d, \"to_cpu\": %d}",
+			a->xcpu.cpus, (unsigned long long)a->xcpu.reads,
+			(unsigned long long)a->xcpu.backward, (unsigned long long)a->xcpu.worst_ticks,
+			(unsigned long long)a->xcpu.worst_ns, a->xcpu.worst_from_cpu,
+			a->xcpu.worst_to_cpu);
+	else if (a->xcpu_err) {
+		fputs("{\"error\": ", f);
+		jstr(f, strerror(a->xcpu_err));
+		fputs("}", f);
+	} else
+		fputs("null", f);
+	fputs("}", f);
+	fprintf(f, ",\n  \"startup\": {\"unit\": \"ms\"");
+	json_open(f, "default", &a->open_default);
+	json_open(f, "force_calibrate", &a->open_calib);
+	fputs("}", f);
+}
+
+void print_json(FILE *f, const struct cfg *cfg, const struct env *e,
+		const struct accuracy *a)
+{
+	const struct tsc_info *i = &e->info;
+	struct goal g[16];
+	int n = goals_eval(e, a, g, 16), k;
+
+	fprintf(f, "{\n  \"tool\": \"tscbench\",\n  \"version\": ");
+	jstr(f, tsc_version());
+	fprintf(f, ",\n  \"config\": {\"duration_s\": ");
+	jnum(f, cfg->duration);
+	fprintf(f, ", \"quick\": %s, \"rounds\": %lu, \"cross_cpu_ms\": %lu, \"opens\": %lu}",
+		cfg->quick ? "true" : "false", cfg->rounds, cfg->xcpu_ms, cfg->opens);
+	fprintf(f, ",\n  \"host\": {\"cpu_model\": ");
+	jstr(f, e->cpu_model);
+	fprintf(f, ", \"cpus\": %d, \"kernel\": ", e->ncpus);
+	jstr(f, e->kernel);
+	fprintf(f, ", \"clocksource\": ");
+	jstr(f, *e->clocksource ? e->clocksource : NULL);
+	fprintf(f, ",\n    \"clocksource_vdso\": ");
+	if (e->cs_vdso >= 0)
+		fprintf(f, "%d", e->cs_vdso);
+	else
+		fputs("null", f);
+	fprintf(f, ", \"vdso\": %s, \"vdso_clock_gettime\": %s, \"rdtsc\": %s, \"rdtscp\": %s, "
+		"\"tsc_user\": ", e->vdso ? "true" : "false", e->vdso_gettime ? "true" : "false",
+		e->rdtsc_ok ? "true" : "false", e->rdtscp_cpu ? "true" : "false");
+	if (e->tsc_user >= 0)
+		fprintf(f, "%d", e->tsc_user);
+	else
+		fputs("null", f);
+	fprintf(f, ",\n    \"vdso_tsc_raw\": ");
+	if (e->vdso_tsc_raw_rc == 1)
+		fputs("null", f);
+	else
+		fprintf(f, "%d", e->vdso_tsc_raw_rc);
+	fprintf(f, "},\n  \"libtsc\": {\"tsc_usable\": %s, \"source\": \"%s\", \"mult\": %llu, "
+		"\"shift\": %u, \"tsc_khz\": %llu, \"error_bound_ppb\": %llu, \"ordered_read\": \"%s\"}",
+		i->usable ? "true" : "false", tsc_src_name(i->src), (unsigned long long)i->mult,
+		i->shift, (unsigned long long)i->khz, (unsigned long long)i->err_ppb,
+		i->rdtscp ? "rdtscp" : "lfence-rdtsc");
+	fprintf(f, ",\n  \"cost_ns_from\": \"%s\"", i->src && e->rdtsc_ok ? "tsc-factors" :
+		"clock_monotonic_raw");
+	json_methods(f, e);
+	json_accuracy(f, a);
+	fprintf(f, ",\n  \"goals\": [");
+	for (k = 0; k < n; k++) {
+		fprintf(f, "%s\n    {\"name\": ", k ? "," : "");
+		jstr(f, g[k].name);
+		fprintf(f, ", \"unit\": \"%s\", \"value\": ", g[k].unit);
+		jnum(f, g[k].known ? g[k].value : NAN);
+		fprintf(f, ", \"limit\": ");
+		jnum(f, g[k].limit);
+		fprintf(f, ", \"met\": %s, \"note\": ", g[k].met ? "true" : "false");
+		jstr(f, *g[k].note ? g[k].note : NULL);
+		fputs("}", f);
+	}
+	fprintf(f, "\n  ]\n}\n");
+}

@@ -1,0 +1,176 @@
+// SPDX-License-Identifier: MIT OR LGPL-2.1
+/* tscbench: what every way of taking a timestamp costs, and how right it is. */
+#ifndef TSCBENCH_H
+#define TSCBENCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <tsc.h>
+
+/* Exit codes: documented in tscbench.1 and the README. */
+enum { EXIT_BENCH_OK = 0, EXIT_BENCH_BACKWARD = 1, EXIT_USAGE = 2, EXIT_RUNTIME = 3 };
+
+#define MAX_THREADS_STEPS 16
+#define MAX_SAMPLES 2000
+
+/* ---- command line (args.c) ---- */
+enum action { ACT_RUN, ACT_HELP, ACT_VERSION, ACT_LIST };
+
+struct cfg {
+	enum action action;
+	bool json, quick, no_progress;
+	double duration;		/* drift phase, s; 0 = skip */
+	unsigned long rounds;		/* cost rounds (batches per method) */
+	unsigned long threads;		/* throughput: max threads, 0 = skip */
+	bool threads_set, rounds_set;
+	unsigned long opens;		/* tsc_open() timings per kind */
+	unsigned long xcpu_ms;
+	const char *output;		/* report file, NULL = stdout */
+	const char *plot;		/* PNG file */
+	const char *methods;		/* comma list, NULL = all */
+};
+
+/* 0 and cfg filled, or -1 and a message in err. */
+int parse_args(int argc, char **argv, struct cfg *cfg, char *err, size_t errlen);
+
+/* ---- statistics ---- */
+struct dist {
+	double median, p10, p90;
+};
+void dist_of(double *v, size_t n, struct dist *d);	/* sorts v */
+
+/* ---- methods (methods.c) ---- */
+typedef uint64_t (*batch_fn)(unsigned long n);
+
+struct tput {
+	unsigned int threads;
+	double ns_per_call;		/* per thread, median of the threads */
+	double mcalls_per_s;		/* all threads together */
+};
+
+struct method {
+	const char *name;		/* stable: JSON and --methods */
+	const char *what;		/* a few words for the table */
+	batch_fn batch;
+	bool avail;
+	bool selected;
+	char why[200];			/* why unavailable */
+	char note[200];			/* a fact worth knowing when available */
+	/* cost */
+	unsigned long per_batch;	/* calls per batch */
+	unsigned long batches;
+	struct dist ns, ticks;
+	double ratio;			/* median ticks / bare RDTSC's; 0 unknown */
+	/* throughput */
+	struct tput tp[MAX_THREADS_STEPS];
+	int ntp;
+};
+
+struct env {
+	struct tsc *t;			/* default handle, no watcher */
+	struct tsc_info info;
+	bool rdtsc_ok;			/* RDTSC may be executed */
+	bool rdtscp_cpu;		/* CPUID 0x80000001 EDX[27] */
+	int tsc_user;			/* kernel.tsc_user, -1 absent */
+	int cs_vdso;			/* current_clocksource_vdso, -1 absent */
+	bool cs_vdso_inferred;		/* from current_clocksource instead */
+	char clocksource[32];
+	char cpu_model[96];
+	char kernel[96];
+	bool vdso;			/* AT_SYSINFO_EHDR present */
+	bool vdso_gettime;		/* __vdso_clock_gettime found */
+	int vdso_tsc_raw_rc;		/* first call: 0, -ENODEV, ...; 1 no symbol */
+	int vdso_tsc_to_ns_rc;
+	int cpus[1024];			/* online CPUs of the affinity set */
+	int ncpus;
+};
+
+extern struct method methods[];
+extern const int nmethods;
+int method_index(const char *name);		/* -1 if unknown */
+/* Find out what this machine has; fills env and every method's avail/why. */
+void methods_probe(struct env *e);
+/* Select methods from a comma list; -1 and a message on an unknown name. */
+int methods_select(const char *list, char *err, size_t errlen);
+
+/* ---- measurements ---- */
+void progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+extern bool progress_on;
+uint64_t now_ns(clockid_t c);
+uint64_t ticks_ordered(void);
+
+/* cost.c */
+void cost_run(const struct cfg *cfg, struct env *e);
+void throughput_run(const struct cfg *cfg, struct env *e);
+
+/* drift.c */
+struct ref_drift {			/* the library's ns against one clock */
+	double ppm;			/* least-squares slope */
+	double ppm_end;			/* end-to-end */
+	double end_us;			/* offset change at the end */
+	double max_abs_us;		/* largest offset change seen */
+};
+
+struct drift_series {
+	const char *handle;		/* "default", "calibrated" */
+	bool usable;			/* the TSC is in use by this handle */
+	enum tsc_src src;
+	uint64_t err_ppb, calib_ns;
+	struct ref_drift raw, mono;
+	int n;
+	double t_s[MAX_SAMPLES];	/* since the start, CLOCK_MONOTONIC_RAW */
+	double raw_us[MAX_SAMPLES];	/* offset change against each clock */
+	double mono_us[MAX_SAMPLES];
+};
+
+struct open_time {
+	unsigned long opens;
+	struct dist us;
+	double min_us, max_us;
+	enum tsc_src src;
+	bool usable;
+	uint64_t err_ppb, calib_ns;
+	int err;			/* errno of a failed open, 0 */
+};
+
+struct accuracy {
+	bool ran;
+	double duration_s;
+	struct drift_series s[2];
+	int nseries;
+	uint64_t reads;			/* in-thread monotonicity check */
+	uint64_t backward;
+	uint64_t worst_back_ns;
+	bool have_xcpu;
+	int xcpu_err;			/* errno when it could not run */
+	struct tsc_xcpu_result xcpu;
+	struct open_time open_default, open_calib;
+};
+
+int drift_run(const struct cfg *cfg, struct env *e, struct accuracy *a);
+void startup_run(const struct cfg *cfg, struct accuracy *a);
+
+/* ---- goals (output.c) ---- */
+struct goal {
+	const char *name;
+	const char *unit;
+	double value, limit;
+	bool known;			/* measured */
+	bool met;
+	char note[120];
+};
+int goals_eval(const struct env *e, const struct accuracy *a, struct goal *g, int max);
+
+/* output.c */
+void print_text(FILE *f, const struct cfg *cfg, const struct env *e,
+		const struct accuracy *a);
+void print_json(FILE *f, const struct cfg *cfg, const struct env *e,
+		const struct accuracy *a);
+
+/* plot.c: 0, or -1 with a message in err */
+int plot_png(const char *file, const struct env *e, const struct accuracy *a,
+	     char *err, size_t errlen);
+
+#endif
