@@ -463,6 +463,7 @@ void methods_probe(struct env *e)
 	e->vdso_gettime = e->vdso && vdso_sym(&v, "__vdso_clock_gettime");
 	vdso_serves = e->vdso_gettime &&
 		(e->cs_vdso >= 0 ? e->cs_vdso == 1 : vdso_capable(e->clocksource));
+	e->gettime_vdso = vdso_serves;
 	for (i = 0; i < 4; i++) {
 		if (!e->vdso_gettime)
 			note(cgts[i], "%s", "no vDSO: a system call");

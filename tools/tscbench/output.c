@@ -97,10 +97,7 @@ static const char *gettime_how(const struct env *e)
 		return "vDSO (current_clocksource_vdso=1)";
 	if (e->cs_vdso == 0)
 		return "system call (current_clocksource_vdso=0)";
-	return e->cs_vdso_inferred && (!strcmp(e->clocksource, "tsc") ||
-				       !strcmp(e->clocksource, "kvm-clock") ||
-				       !strcmp(e->clocksource, "hyperv_clocksource_tsc_page")) ?
-		"vDSO (inferred from the clocksource)" :
+	return e->gettime_vdso ? "vDSO (inferred from the clocksource)" :
 		"system call (inferred from the clocksource)";
 }
 

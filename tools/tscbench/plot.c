@@ -22,7 +22,7 @@ static void gp_string(FILE *f, const char *s)
 	fputc('"', f);
 	for (; *s; s++)
 		if (*s != '"' && *s != '\\' && *s != '\n')
-			fputc(*s == '_' ? '-' : *s, f);
+			fputc(*s, f);
 	fputc('"', f);
 }
 
@@ -34,7 +34,7 @@ static void script(FILE *f, const char *png, const struct env *e, const struct a
 	fprintf(f, "# tscbench plot: gnuplot %s.gp\n", png);
 	fprintf(f, "if (strstrt(GPVAL_TERMINALS, \"pngcairo\") > 0) {\n"
 		   "  set terminal pngcairo size 1200,%d font \"sans,10\"\n"
-		   "} else {\n  set terminal png size 1200,%d\n}\n",
+		   "} else {\n  set terminal png size 1200,%d\n}\nset termoption noenhanced\n",
 		a->ran ? 1000 : 600, a->ran ? 1000 : 600);
 	fprintf(f, "set output ");
 	gp_string(f, png);

@@ -81,6 +81,7 @@ struct env {
 	char kernel[96];
 	bool vdso;			/* AT_SYSINFO_EHDR present */
 	bool vdso_gettime;		/* __vdso_clock_gettime found */
+	bool gettime_vdso;		/* clock_gettime() is served by the vDSO */
 	int vdso_tsc_raw_rc;		/* first call: 0, -ENODEV, ...; 1 no symbol */
 	int vdso_tsc_to_ns_rc;
 	int cpus[1024];			/* online CPUs of the affinity set */

@@ -1,0 +1,94 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT OR LGPL-2.1
+# tscbench smoke test (host-check): builds tscbench, runs it very briefly,
+# checks that every available method got a measurement, every unavailable
+# one a reason, that the JSON parses and has its documented fields, the
+# command-line errors, and the plot when gnuplot is installed.  < 20 s.
+#   smoke.sh [LIBDIR TOOLDIR]   (default build/lib build/tools)
+set -u
+top=$(cd "$(dirname "$0")/../.." && pwd)
+libo=${1:-$top/build/lib}
+toolo=${2:-$top/build/tools}
+tb=$toolo/tscbench
+d=$(mktemp -d)
+fail=0
+no() { echo "# FAIL: $*"; fail=1; }
+trap 'rm -rf "$d"' EXIT
+
+make -s -C "$top/tools/tscbench" O="$toolo" LIBO="$libo" > "$d/build.log" 2>&1 ||
+	{ sed 's/^/# /' "$d/build.log"; echo "# FAIL: build"; exit 1; }
+
+# A very short run: JSON to a file, every method.
+"$tb" --quick --duration 0.2 --threads 2 --no-progress --json -o "$d/out.json" 2> "$d/err"
+rc=$?
+[ "$rc" -le 1 ] || { cat "$d/err"; no "tscbench --quick --json: exit $rc"; }
+[ "$rc" = 1 ] && echo "# note: time went back during the run (exit 1)"
+python3 -m json.tool "$d/out.json" > /dev/null || no "--json output is not JSON"
+"$tb" --list > "$d/list" || no "--list failed"
+python3 - "$d/out.json" "$d/list" <<'PY' || no "JSON content"
+import json, sys
+d = json.load(open(sys.argv[1]))
+names = [l.split()[0] for l in open(sys.argv[2])]
+ms = {m["name"]: m for m in d["methods"]}
+assert sorted(ms) == sorted(names), ("methods differ from --list", sorted(ms), names)
+for n, m in ms.items():
+    if m["available"]:
+        c = m["cost"]
+        assert c and c["ns"]["median"] > 0 and c["batches"] >= 3, (n, "no cost")
+        assert m["throughput"] and m["throughput"][0]["mcalls_per_s"] > 0, (n, "no throughput")
+        assert m["reason"] is None, n
+    else:
+        assert isinstance(m["reason"], str) and len(m["reason"]) > 10, (n, "no reason")
+        assert m["cost"] is None, n
+assert ms["rdtsc"]["available"] and abs(ms["rdtsc"]["cost"]["ratio_to_rdtsc"] - 1) < 1e-9
+for k in ("tool", "version", "config", "host", "libtsc", "drift", "backward", "startup", "goals"):
+    assert k in d, k
+s = d["drift"]["series"][0]
+assert len(s["samples"]) >= 5 and "ppm" in s["monotonic_raw"], "drift samples"
+assert d["backward"]["thread"]["reads"] > 0
+assert d["startup"]["default"]["opens"] >= 1
+for g in d["goals"]:
+    print("# figure: %s = %s %s (goal %s, %s)" % (g["name"], g["value"], g["unit"], g["limit"],
+          "met" if g["met"] else "missed"))
+PY
+
+# The table.
+"$tb" -q -d 0.1 --threads 1 --opens 1 --no-progress > "$d/out.txt"
+rc=$?
+[ "$rc" -le 1 ] || no "tscbench (table): exit $rc"
+for w in "Cost per call" "Throughput" "Drift over" "tsc_open()" "rdtsc "; do
+	grep -q "$w" "$d/out.txt" || no "table lacks '$w'"
+done
+
+# Command line.
+expect() {	# expect STATUS PATTERN ARGS...
+	want=$1 pat=$2
+	shift 2
+	"$tb" "$@" > "$d/o" 2> "$d/e"
+	rc=$?
+	[ "$rc" = "$want" ] || no "tscbench $*: exit $rc, want $want"
+	grep -q -- "$pat" "$d/o" "$d/e" || no "tscbench $*: no '$pat' in output"
+}
+expect 2 "Try 'tscbench --help'" --bogus
+expect 2 "invalid option -- 'z'" -z
+expect 2 "invalid --duration" --duration -1
+expect 2 "invalid --duration" --duration abc
+expect 2 "requires an argument" --duration
+expect 2 "unknown method 'nope'" --methods rdtsc,nope
+expect 2 "invalid --rounds" --rounds 1
+expect 2 "unexpected argument" extra
+expect 3 "cannot write" -q -d 0 -o /nonexistent/dir/x.json
+expect 0 "Usage:" --help
+expect 0 "libtsc" -V
+expect 0 "syscall_clock_gettime" --list
+
+# A subset, and the plot when gnuplot is there.
+if command -v gnuplot > /dev/null; then
+	"$tb" -q -d 0.1 --methods rdtsc,tsc_now_ns --threads 0 --opens 0 --cross-cpu 0 \
+		--no-progress -p "$d/p.png" > /dev/null || no "--plot failed"
+	head -c 8 "$d/p.png" | od -An -tx1 | grep -q '89 50 4e 47' || no "--plot: not a PNG"
+else
+	echo "# gnuplot not installed: --plot not tried"
+fi
+"$toolo/tscbench-static" --list > /dev/null || no "tscbench-static does not run"
+exit $fail
