@@ -5,7 +5,7 @@
 S := scripts
 
 .PHONY: run check deps tree kernel guest export-series checkpatch \
-	each-patch scenario clean distclean lib tools install host-check
+	each-patch scenario clean distclean lib tools install host-check bench
 
 run:			## boot the patched kernel, show the TSC files and a live change
 	$(S)/demo
@@ -49,6 +49,15 @@ install: tools		## install libtsc and tscinfo: make install PREFIX=/usr DESTDIR=
 
 host-check:		## libtsc and tscinfo tests on this machine (TAP), no kernel tree
 	$(MAKE) -s -C tests/lib check
+
+bench: lib		## tscbench here (10 s) and in the QEMU guest (default, hpet): build/bench/
+	$(MAKE) -s -C tools/tscbench
+	mkdir -p build/bench
+	tests/sysroots/make-variants build/bench/variants
+	build/tools/tscbench --json=build/bench/host.json --plot build/bench/host.png \
+		--open-sysroot build/bench/variants/patched-good > build/bench/host.txt; \
+		rc=$$?; cat build/bench/host.txt; [ $$rc -le 1 ]
+	tools/tscbench/bench-guest build/bench
 
 clean:			## remove outputs, keep the kernel tree and its objects
 	rm -rf build/check build/scenarios build/guest

@@ -9,12 +9,13 @@
 
 #include "tscbench.h"
 
-enum { OPT_ROUNDS = 256, OPT_THREADS, OPT_OPENS, OPT_XCPU, OPT_NO_PROGRESS, OPT_LIST };
+enum { OPT_ROUNDS = 256, OPT_THREADS, OPT_OPENS, OPT_XCPU, OPT_NO_PROGRESS, OPT_LIST,
+       OPT_OPEN_SYSROOT };
 
 static const struct option longopts[] = {
 	{ "duration",	required_argument,	NULL, 'd' },
 	{ "quick",	no_argument,		NULL, 'q' },
-	{ "json",	no_argument,		NULL, 'J' },
+	{ "json",	optional_argument,	NULL, 'J' },
 	{ "output",	required_argument,	NULL, 'o' },
 	{ "plot",	required_argument,	NULL, 'p' },
 	{ "methods",	required_argument,	NULL, 'm' },
@@ -24,6 +25,7 @@ static const struct option longopts[] = {
 	{ "cross-cpu",	required_argument,	NULL, OPT_XCPU },
 	{ "no-progress", no_argument,		NULL, OPT_NO_PROGRESS },
 	{ "list",	no_argument,		NULL, OPT_LIST },
+	{ "open-sysroot", required_argument,	NULL, OPT_OPEN_SYSROOT },
 	{ "help",	no_argument,		NULL, 'h' },
 	{ "version",	no_argument,		NULL, 'V' },
 	{ NULL, 0, NULL, 0 },
@@ -93,7 +95,14 @@ int parse_args(int argc, char **argv, struct cfg *cfg, char *err, size_t errlen)
 			break;
 		case 'J':
 		case 'j':
-			cfg->json = true;
+			if (optarg && !*optarg) {
+				snprintf(err, errlen, "--json= needs a file name");
+				return -1;
+			}
+			if (optarg)
+				cfg->json_file = optarg;
+			else
+				cfg->json = true;
 			break;
 		case 'o':
 			if (!*optarg) {
@@ -139,6 +148,13 @@ int parse_args(int argc, char **argv, struct cfg *cfg, char *err, size_t errlen)
 			break;
 		case OPT_LIST:
 			cfg->action = ACT_LIST;
+			break;
+		case OPT_OPEN_SYSROOT:
+			if (!*optarg) {
+				snprintf(err, errlen, "--open-sysroot needs a directory");
+				return -1;
+			}
+			cfg->open_sysroot = optarg;
 			break;
 		case 'h':
 			cfg->action = ACT_HELP;

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT OR LGPL-2.1
 /*
  * Cost per call.  Each method runs in batches of about the same length
- * (sized once), and every round runs one batch of every method, starting
- * one method later each round, so frequency changes, interrupts and
- * neighbours hit all methods alike.  A batch is timed in TSC ticks
+ * (sized once), and every round runs one batch of every method, in a new
+ * order each round, so frequency changes, interrupts, neighbours and what
+ * the previous method left in caches hit all methods alike.  A batch is timed in TSC ticks
  * (LFENCE;RDTSC on both sides) and in ns (ticks through the library's
  * factors when it has any, else CLOCK_MONOTONIC_RAW around the batch).
  * Then the same batches on 1..N pinned threads at once: throughput.
@@ -84,11 +84,21 @@ static unsigned long size_batch(const struct method *m, double target_ns)
 	return n ? n : 1;
 }
 
+/* xorshift64: a fixed sequence, so runs are alike. */
+static uint64_t next_random(uint64_t *x)
+{
+	*x ^= *x << 13;
+	*x ^= *x >> 7;
+	*x ^= *x << 17;
+	return *x;
+}
+
 void cost_run(const struct cfg *cfg, struct env *e)
 {
 	double target = cfg->quick ? 20e3 : 100e3;
 	double *ns[64], *tk[64];
-	int idx[64], k = 0, i, r;
+	int idx[64], order[64], k = 0, i, r;
+	uint64_t seed = 0x9e3779b97f4a7c15ull;
 	bool factors = e->info.src != TSC_SRC_NONE && e->rdtsc_ok;
 	int bare = method_index("rdtsc");
 
@@ -107,11 +117,21 @@ void cost_run(const struct cfg *cfg, struct env *e)
 		}
 		idx[k++] = i;
 	}
+	for (i = 0; i < k; i++)
+		order[i] = i;
 	for (r = 0; r < (int)cfg->rounds; r++) {
 		if (r % 20 == 0)
 			progress("cost: round %d of %lu", r + 1, cfg->rounds);
+		/* A new order every round: every method follows each other
+		 * one in turn, and drift is spread over all alike. */
+		for (i = k - 1; i > 0; i--) {
+			int s = (int)(next_random(&seed) % (uint64_t)(i + 1)), tmp = order[i];
+
+			order[i] = order[s];
+			order[s] = tmp;
+		}
 		for (i = 0; i < k; i++) {
-			int j = (i + r) % k;
+			int j = order[i];
 			struct method *m = &methods[idx[j]];
 			uint64_t c0, c1, t0 = 0, t1 = 0;
 

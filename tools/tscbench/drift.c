@@ -164,14 +164,16 @@ int drift_run(const struct cfg *cfg, struct env *e, struct accuracy *a)
 	return 0;
 }
 
-static void time_opens(unsigned long count, bool calibrate, struct open_time *ot)
+static void time_opens(unsigned long count, bool calibrate, const char *sysroot,
+		       struct open_time *ot)
 {
 	double us[1000];
+	uint64_t lo = UINT64_MAX, hi = 0;
 	unsigned long i;
 
 	memset(ot, 0, sizeof(*ot));
 	for (i = 0; i < count; i++) {
-		TSC_OPTS(o, .force_calibrate = calibrate);
+		TSC_OPTS(o, .force_calibrate = calibrate, .sysroot = sysroot);
 		uint64_t t0 = now_ns(CLOCK_MONOTONIC_RAW), t1;
 		struct tsc *t = tsc_open(&o);
 		struct tsc_info info;
@@ -183,6 +185,11 @@ static void time_opens(unsigned long count, bool calibrate, struct open_time *ot
 		}
 		tsc_get_info(t, &info, sizeof(info));
 		tsc_close(t);
+		/* mult is per shift: compare only like with like */
+		if (info.mult < lo)
+			lo = info.mult;
+		if (info.mult > hi)
+			hi = info.mult;
 		us[i] = (double)(t1 - t0) / 1e3;
 		ot->src = info.src;
 		ot->usable = info.usable;
@@ -191,6 +198,7 @@ static void time_opens(unsigned long count, bool calibrate, struct open_time *ot
 		ot->opens = i + 1;
 	}
 	dist_of(us, ot->opens, &ot->us);
+	ot->mult_spread_ppm = lo && hi >= lo ? (double)(hi - lo) / (double)lo * 1e6 : 0;
 	if (ot->opens) {
 		ot->min_us = us[0];
 		ot->max_us = us[ot->opens - 1];
@@ -202,6 +210,8 @@ void startup_run(const struct cfg *cfg, struct accuracy *a)
 	if (!cfg->opens)
 		return;
 	progress("tsc_open(): %lu opens, then %lu calibrating", cfg->opens, cfg->opens);
-	time_opens(cfg->opens, false, &a->open_default);
-	time_opens(cfg->opens, true, &a->open_calib);
+	time_opens(cfg->opens, false, NULL, &a->open_default);
+	time_opens(cfg->opens, true, NULL, &a->open_calib);
+	if (cfg->open_sysroot)
+		time_opens(cfg->opens, false, cfg->open_sysroot, &a->open_sysroot);
 }

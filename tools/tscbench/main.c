@@ -41,7 +41,8 @@ static void usage(FILE *f)
 	      " -d, --duration <sec>   drift run length (default 10, fractions allowed;\n"
 	      "                          0 skips it)\n"
 	      " -q, --quick            short cost and throughput runs (a smoke test)\n"
-	      " -J, --json             JSON output (field names: tscbench(1))\n"
+	      " -J, --json[=<file>]    JSON output (field names: tscbench(1)); with a\n"
+	      "                          file: JSON there, the table as usual\n"
 	      " -o, --output <file>    write the report to file instead of stdout\n"
 	      " -p, --plot <file.png>  plot cost and drift with gnuplot (script: file.png.gp)\n"
 	      " -m, --methods <list>   measure only these methods (comma list, see --list)\n"
@@ -50,6 +51,8 @@ static void usage(FILE *f)
 	      "                          CPUs of the affinity set; 0 skips it)\n"
 	      "     --opens <n>        tsc_open() timings of each kind (default 5)\n"
 	      "     --cross-cpu <ms>   cross-CPU check length (default 200; 0 skips it)\n"
+	      "     --open-sysroot <dir>\n"
+	      "                        also time tsc_open() on a dump (tscinfo(1) --sysroot)\n"
 	      "     --no-progress      no progress lines on stderr\n"
 	      "     --list             list the methods and whether this machine has them\n"
 	      "\n"
@@ -84,7 +87,7 @@ int main(int argc, char **argv)
 	static struct accuracy acc;
 	static struct env env;
 	struct cfg cfg;
-	FILE *out = stdout;
+	FILE *out = stdout, *jout = NULL;
 	char err[256];
 	int rc = EXIT_BENCH_OK;
 
@@ -105,8 +108,9 @@ int main(int argc, char **argv)
 		break;
 	}
 
-	TSC_OPTS(o, .no_watcher = true);
-	env.t = tsc_open(&o);
+	/* As an application would: with the watcher, so that the handle
+	 * follows the kernel if it stops trusting the TSC during the run. */
+	env.t = tsc_open(NULL);
 	if (!env.t) {
 		fprintf(stderr, "tscbench: cannot open libtsc: %s\n", strerror(errno));
 		return EXIT_RUNTIME;
@@ -117,7 +121,7 @@ int main(int argc, char **argv)
 		tsc_close(env.t);
 		return 0;
 	}
-	/* Open the report first: a bad path fails before the long run. */
+	/* Open the reports first: a bad path fails before the long run. */
 	if (cfg.output) {
 		out = fopen(cfg.output, "we");
 		if (!out) {
@@ -126,12 +130,24 @@ int main(int argc, char **argv)
 			return EXIT_RUNTIME;
 		}
 	}
+	if (cfg.json_file) {
+		jout = fopen(cfg.json_file, "we");
+		if (!jout) {
+			fprintf(stderr, "tscbench: cannot write %s: %s\n", cfg.json_file,
+				strerror(errno));
+			tsc_close(env.t);
+			return EXIT_RUNTIME;
+		}
+	}
 	progress_on = !cfg.no_progress && (cfg.duration >= 2 || !cfg.quick);
 
+	/* Throughput last: all CPUs busy can make a guest kernel's
+	 * clocksource watchdog give up on the TSC (seen under QEMU TCG). */
 	cost_run(&cfg, &env);
-	throughput_run(&cfg, &env);
 	drift_run(&cfg, &env, &acc);
 	startup_run(&cfg, &acc);
+	throughput_run(&cfg, &env);
+	methods_end(&env);
 	progress("done");
 
 	if (cfg.json)
@@ -142,6 +158,14 @@ int main(int argc, char **argv)
 		fprintf(stderr, "tscbench: cannot write %s: %s\n",
 			cfg.output ? cfg.output : "standard output", strerror(errno));
 		rc = EXIT_RUNTIME;
+	}
+	if (jout) {
+		print_json(jout, &cfg, &env, &acc);
+		if (fflush(jout) || ferror(jout) || fclose(jout)) {
+			fprintf(stderr, "tscbench: cannot write %s: %s\n", cfg.json_file,
+				strerror(errno));
+			rc = EXIT_RUNTIME;
+		}
 	}
 	if (cfg.plot && plot_png(cfg.plot, &env, &acc, err, sizeof(err))) {
 		fprintf(stderr, "tscbench: --plot: %s\n", err);

@@ -519,3 +519,10 @@ void methods_probe(struct env *e)
 			note("vdso_tsc_raw_to_ns", "%s", "delta to CLOCK_MONOTONIC_RAW ns");
 	}
 }
+
+void methods_end(struct env *e)
+{
+	tsc_get_info(e->t, &e->info_end, sizeof(e->info_end));
+	read_line("/sys/devices/system/clocksource/clocksource0/current_clocksource",
+		  e->clocksource_end, sizeof(e->clocksource_end));
+}

@@ -74,6 +74,13 @@ int goals_eval(const struct env *e, const struct accuracy *a, struct goal *g, in
 		snprintf(g[n++].note, sizeof(g->note), "default options, factors from %s",
 			 tsc_src_name(a->open_default.src));
 	}
+	if (a->open_sysroot.opens && kernel_factors(a->open_sysroot.src) &&
+	    !kernel_factors(a->open_default.src)) {
+		set_goal(&g[n], "tsc_open(), kernel factors (from a dump)", "ms",
+			 a->open_sysroot.us.median / 1e3, 1.0, false);
+		snprintf(g[n++].note, sizeof(g->note), "--open-sysroot, factors from %s",
+			 tsc_src_name(a->open_sysroot.src));
+	}
 	if (a->open_calib.opens) {
 		set_goal(&g[n], "tsc_open(), force_calibrate", "ms",
 			 a->open_calib.us.median / 1e3, 20.0, false);
@@ -87,6 +94,13 @@ int goals_eval(const struct env *e, const struct accuracy *a, struct goal *g, in
 			 vr->ns.median / cg->ns.median, 1.0, true);
 	(void)e;
 	return n;
+}
+
+static bool changed(const struct env *e)
+{
+	return e->info_end.switches != e->info.switches ||
+	       e->info_end.usable != e->info.usable ||
+	       strcmp(e->clocksource, e->clocksource_end);
 }
 
 static const char *gettime_how(const struct env *e)
@@ -214,13 +228,20 @@ static void text_accuracy(FILE *f, const struct accuracy *a)
 			fprintf(f, "\ntsc_open(): %.3f ms median (%.3f..%.3f) of %lu, factors from %s\n",
 				d->us.median / 1e3, d->min_us / 1e3, d->max_us / 1e3, d->opens,
 				tsc_src_name(d->src));
+		if (a->open_sysroot.err)
+			fprintf(f, "tsc_open(sysroot): fails: %s\n", strerror(a->open_sysroot.err));
+		else if (a->open_sysroot.opens)
+			fprintf(f, "tsc_open(sysroot): %.3f ms median (%.3f..%.3f) of %lu, factors from %s\n",
+				a->open_sysroot.us.median / 1e3, a->open_sysroot.min_us / 1e3,
+				a->open_sysroot.max_us / 1e3, a->open_sysroot.opens,
+				tsc_src_name(a->open_sysroot.src));
 		if (c->err)
 			fprintf(f, "tsc_open(force_calibrate): fails: %s\n", strerror(c->err));
 		else if (c->opens)
 			fprintf(f, "tsc_open(force_calibrate): %.3f ms median (%.3f..%.3f) of %lu, "
-				"calibration %.3f ms, error bound %.3f ppm\n",
+				"calibration %.3f ms, error bound %.3f ppm, factors spread %.3f ppm\n",
 				c->us.median / 1e3, c->min_us / 1e3, c->max_us / 1e3, c->opens,
-				c->calib_ns / 1e6, c->err_ppb / 1000.0);
+				c->calib_ns / 1e6, c->err_ppb / 1000.0, c->mult_spread_ppm);
 	}
 }
 
@@ -231,6 +252,12 @@ void print_text(FILE *f, const struct cfg *cfg, const struct env *e,
 	int n = goals_eval(e, a, g, 16), i;
 
 	header(f, e);
+	if (changed(e))
+		fprintf(f, "CHANGED DURING THE RUN: clocksource %s -> %s, libtsc TSC %s -> %s, "
+			"%llu switches\n", e->clocksource, e->clocksource_end,
+			e->info.usable ? "in use" : "not used",
+			e->info_end.usable ? "in use" : "not used",
+			(unsigned long long)(e->info_end.switches - e->info.switches));
 	text_cost(f, cfg, e);
 	text_accuracy(f, a);
 	if (!n)
@@ -366,7 +393,9 @@ static void json_open(FILE *f, const char *name, const struct open_time *o)
 	fprintf(f, "}, \"source\": \"%s\", \"tsc_usable\": %s, \"calibration_ms\": ",
 		tsc_src_name(o->src), o->usable ? "true" : "false");
 	jnum(f, o->calib_ns / 1e6);
-	fprintf(f, ", \"error_bound_ppb\": %llu}", (unsigned long long)o->err_ppb);
+	fprintf(f, ", \"error_bound_ppb\": %llu, \"mult_spread_ppm\": ", (unsigned long long)o->err_ppb);
+	jnum(f, o->mult_spread_ppm);
+	fputs("}", f);
 }
 
 static void json_accuracy(FILE *f, const struct accuracy *a)
@@ -429,6 +458,7 @@ static void json_accuracy(FILE *f, const struct accuracy *a)
 	fprintf(f, ",\n  \"startup\": {\"unit\": \"ms\"");
 	json_open(f, "default", &a->open_default);
 	json_open(f, "force_calibrate", &a->open_calib);
+	json_open(f, "sysroot", &a->open_sysroot);
 	fputs("}", f);
 }
 
@@ -475,6 +505,11 @@ void print_json(FILE *f, const struct cfg *cfg, const struct env *e,
 		i->rdtscp ? "rdtscp" : "lfence-rdtsc");
 	fprintf(f, ",\n  \"cost_ns_from\": \"%s\"", i->src && e->rdtsc_ok ? "tsc-factors" :
 		"clock_monotonic_raw");
+	fprintf(f, ",\n  \"end\": {\"changed\": %s, \"clocksource\": ", changed(e) ? "true" : "false");
+	jstr(f, *e->clocksource_end ? e->clocksource_end : NULL);
+	fprintf(f, ", \"tsc_usable\": %s, \"libtsc_switches\": %llu}",
+		e->info_end.usable ? "true" : "false",
+		(unsigned long long)(e->info_end.switches - e->info.switches));
 	json_methods(f, e);
 	json_accuracy(f, a);
 	fprintf(f, ",\n  \"goals\": [");

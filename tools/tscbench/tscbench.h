@@ -28,8 +28,10 @@ struct cfg {
 	unsigned long opens;		/* tsc_open() timings per kind */
 	unsigned long xcpu_ms;
 	const char *output;		/* report file, NULL = stdout */
+	const char *json_file;		/* --json=FILE: JSON there, table as usual */
 	const char *plot;		/* PNG file */
 	const char *methods;		/* comma list, NULL = all */
+	const char *open_sysroot;	/* also time tsc_open() on this dump */
 };
 
 /* 0 and cfg filled, or -1 and a message in err. */
@@ -86,6 +88,9 @@ struct env {
 	int vdso_tsc_to_ns_rc;
 	int cpus[1024];			/* online CPUs of the affinity set */
 	int ncpus;
+	/* at the end of the run: did the kernel or libtsc change their minds? */
+	struct tsc_info info_end;
+	char clocksource_end[32];
 };
 
 extern struct method methods[];
@@ -93,6 +98,8 @@ extern const int nmethods;
 int method_index(const char *name);		/* -1 if unknown */
 /* Find out what this machine has; fills env and every method's avail/why. */
 void methods_probe(struct env *e);
+/* The state at the end of the run, into env. */
+void methods_end(struct env *e);
 /* Select methods from a comma list; -1 and a message on an unknown name. */
 int methods_select(const char *list, char *err, size_t errlen);
 
@@ -133,6 +140,7 @@ struct open_time {
 	enum tsc_src src;
 	bool usable;
 	uint64_t err_ppb, calib_ns;
+	double mult_spread_ppm;		/* (max - min) / min of the opens' mult */
 	int err;			/* errno of a failed open, 0 */
 };
 
@@ -147,7 +155,7 @@ struct accuracy {
 	bool have_xcpu;
 	int xcpu_err;			/* errno when it could not run */
 	struct tsc_xcpu_result xcpu;
-	struct open_time open_default, open_calib;
+	struct open_time open_default, open_calib, open_sysroot;
 };
 
 int drift_run(const struct cfg *cfg, struct env *e, struct accuracy *a);
