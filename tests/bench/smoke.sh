@@ -35,6 +35,7 @@ for n, m in ms.items():
     if m["available"]:
         c = m["cost"]
         assert c and c["ns"]["median"] > 0 and c["batches"] >= 3, (n, "no cost")
+        assert c["calls_per_batch"] >= 4, (n, "batches too short to time", c)
         assert m["throughput"] and m["throughput"][0]["mcalls_per_s"] > 0, (n, "no throughput")
         assert m["reason"] is None, n
     else:

@@ -66,21 +66,39 @@ void dist_of(double *v, size_t n, struct dist *d)
 
 static volatile uint64_t sink;
 
-/* Calls per batch so that one batch takes about target_ns. */
-static unsigned long size_batch(const struct method *m, double target_ns)
+/* How long n calls take, ns: timed as the cost run times them (TSC ticks
+ * through the factors when there are any: a clock_gettime() that is a
+ * slow syscall would otherwise swamp short batches). */
+static double time_batch(const struct env *e, const struct method *m, unsigned long n)
 {
-	unsigned long n = 8;
 	uint64_t t0, t1;
 
-	for (;;) {
-		t0 = now_ns(CLOCK_MONOTONIC_RAW);
+	if (e->info.src != TSC_SRC_NONE && e->rdtsc_ok) {
+		t0 = ticks_ordered();
 		sink += m->batch(n);
-		t1 = now_ns(CLOCK_MONOTONIC_RAW);
-		if ((double)(t1 - t0) >= target_ns / 8 || n >= (1ul << 30))
+		t1 = ticks_ordered();
+		return (double)tsc_delta_to_ns(e->t, t1 - t0);
+	}
+	t0 = now_ns(CLOCK_MONOTONIC_RAW);
+	sink += m->batch(n);
+	t1 = now_ns(CLOCK_MONOTONIC_RAW);
+	return (double)(t1 - t0);
+}
+
+/* Calls per batch so that one batch takes about target_ns. */
+static unsigned long size_batch(const struct env *e, const struct method *m,
+				double target_ns)
+{
+	unsigned long n = 1;
+	double t;
+
+	for (;;) {
+		t = time_batch(e, m, n);
+		if (t >= target_ns / 2 || n >= (1ul << 30))
 			break;
 		n *= 2;
 	}
-	n = (unsigned long)((double)n * target_ns / (double)(t1 - t0 ? t1 - t0 : 1));
+	n = (unsigned long)((double)n * target_ns / (t > 1 ? t : 1));
 	return n ? n : 1;
 }
 
@@ -108,7 +126,7 @@ void cost_run(const struct cfg *cfg, struct env *e)
 		if (!m->selected || !m->avail)
 			continue;
 		m->batch(16);	/* warm: page in, resolve, fill caches */
-		m->per_batch = size_batch(m, target);
+		m->per_batch = size_batch(e, m, target);
 		ns[k] = calloc(cfg->rounds, sizeof(double));
 		tk[k] = calloc(cfg->rounds, sizeof(double));
 		if (!ns[k] || !tk[k]) {
