@@ -1,12 +1,10 @@
 // SPDX-License-Identifier: MIT OR LGPL-2.1
 /* tscbench's command line: getopt_long, strict numbers, clear errors. */
-#include <errno.h>
 #include <getopt.h>
-#include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
+#include "opt.h"
 #include "tscbench.h"
 
 enum { OPT_ROUNDS = 256, OPT_THREADS, OPT_OPENS, OPT_XCPU, OPT_NO_PROGRESS, OPT_LIST,
@@ -31,46 +29,6 @@ static const struct option longopts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-/* A decimal integer in [min, max]. */
-static int integer(const char *s, unsigned long min, unsigned long max,
-		   unsigned long *out)
-{
-	char *end;
-	unsigned long v;
-
-	if (!s || *s < '0' || *s > '9')
-		return -1;
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || *end || v < min || v > max)
-		return -1;
-	*out = v;
-	return 0;
-}
-
-/* Seconds, fractions allowed, 0 to a day. */
-static int seconds(const char *s, double *out)
-{
-	char *end;
-	double v;
-
-	if (!s || ((*s < '0' || *s > '9') && *s != '.'))
-		return -1;
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || *end || !isfinite(v) || v < 0 || v > 86400)
-		return -1;
-	*out = v;
-	return 0;
-}
-
-static int bad(char *err, size_t errlen, const char *opt, const char *arg,
-	       const char *want)
-{
-	snprintf(err, errlen, "invalid %s '%s': %s", opt, arg, want);
-	return -1;
-}
-
 int parse_args(int argc, char **argv, struct cfg *cfg, char *err, size_t errlen)
 {
 	bool opens_set = false, xcpu_set = false;
@@ -86,9 +44,9 @@ int parse_args(int argc, char **argv, struct cfg *cfg, char *err, size_t errlen)
 	while ((c = getopt_long(argc, argv, ":d:qJjo:p:m:hV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
-			if (seconds(optarg, &cfg->duration))
-				return bad(err, errlen, "--duration", optarg,
-					   "seconds, 0 (no drift run) to 86400");
+			if (opt_double(optarg, 0, 86400, &cfg->duration))
+				return opt_invalid(err, errlen, "--duration", optarg,
+						   "seconds, 0 (no drift run) to 86400");
 			break;
 		case 'q':
 			cfg->quick = true;
@@ -122,25 +80,27 @@ int parse_args(int argc, char **argv, struct cfg *cfg, char *err, size_t errlen)
 			cfg->methods = optarg;
 			break;
 		case OPT_ROUNDS:
-			if (integer(optarg, 3, 100000, &cfg->rounds))
-				return bad(err, errlen, "--rounds", optarg, "a number, 3 to 100000");
+			if (opt_ulong(optarg, 3, 100000, &cfg->rounds))
+				return opt_invalid(err, errlen, "--rounds", optarg,
+						   "a number, 3 to 100000");
 			cfg->rounds_set = true;
 			break;
 		case OPT_THREADS:
-			if (integer(optarg, 0, 1024, &cfg->threads))
-				return bad(err, errlen, "--threads", optarg,
-					   "a number of threads, 0 (no throughput run) to 1024");
+			if (opt_ulong(optarg, 0, 1024, &cfg->threads))
+				return opt_invalid(err, errlen, "--threads", optarg,
+						   "a number of threads, 0 (no throughput run) to 1024");
 			cfg->threads_set = true;
 			break;
 		case OPT_OPENS:
-			if (integer(optarg, 0, 1000, &cfg->opens))
-				return bad(err, errlen, "--opens", optarg, "a number, 0 to 1000");
+			if (opt_ulong(optarg, 0, 1000, &cfg->opens))
+				return opt_invalid(err, errlen, "--opens", optarg,
+						   "a number, 0 to 1000");
 			opens_set = true;
 			break;
 		case OPT_XCPU:
-			if (integer(optarg, 0, 60000, &cfg->xcpu_ms))
-				return bad(err, errlen, "--cross-cpu", optarg,
-					   "milliseconds, 0 (no check) to 60000");
+			if (opt_ulong(optarg, 0, 60000, &cfg->xcpu_ms))
+				return opt_invalid(err, errlen, "--cross-cpu", optarg,
+						   "milliseconds, 0 (no check) to 60000");
 			xcpu_set = true;
 			break;
 		case OPT_NO_PROGRESS:
@@ -162,23 +122,12 @@ int parse_args(int argc, char **argv, struct cfg *cfg, char *err, size_t errlen)
 		case 'V':
 			cfg->action = ACT_VERSION;
 			return 0;
-		case ':':
-			snprintf(err, errlen, "option '%s' requires an argument",
-				 argv[optind - 1] ? argv[optind - 1] : "?");
-			return -1;
 		default:
-			if (optopt)
-				snprintf(err, errlen, "invalid option -- '%c'", optopt);
-			else
-				snprintf(err, errlen, "unrecognized option '%s'",
-					 argv[optind - 1] ? argv[optind - 1] : "?");
-			return -1;
+			return opt_getopt_error(c, argv, err, errlen);
 		}
 	}
-	if (optind < argc) {
-		snprintf(err, errlen, "unexpected argument '%s'", argv[optind]);
+	if (opt_no_operands(argc, argv, err, errlen))
 		return -1;
-	}
 	if (cfg->quick) {
 		if (!cfg->rounds_set)
 			cfg->rounds = 15;

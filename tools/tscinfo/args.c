@@ -1,12 +1,11 @@
 // SPDX-License-Identifier: MIT OR LGPL-2.1
 /* Command line parsing for tscinfo: getopt_long, strict numbers. */
-#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "args.h"
+#include "opt.h"
 
 enum { OPT_CALIBRATE = 256, OPT_DUMP_CPUID, OPT_DUMP_VDSO, OPT_NO_COST };
 
@@ -26,33 +25,12 @@ static const struct option longopts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-/* A decimal number in [min, max]; seconds may have a fraction (--timeout). */
-static int number(const char *s, unsigned long min, unsigned long max,
-		  unsigned long *out)
-{
-	char *end;
-	unsigned long v;
-
-	if (!s || *s < '0' || *s > '9')
-		return -1;
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || *end || v < min || v > max)
-		return -1;
-	*out = v;
-	return 0;
-}
-
+/* Seconds, a fraction allowed (--timeout), as a number of milliseconds. */
 static int millis(const char *s, unsigned long *out)
 {
-	char *end;
 	double v;
 
-	if (!s || ((*s < '0' || *s > '9') && *s != '.'))
-		return -1;
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || *end || !(v > 0) || v > 86400.0 * 365)
+	if (opt_double(s, 0, 86400.0 * 365, &v) || !(v > 0))
 		return -1;
 	*out = (unsigned long)(v * 1000.0 + 0.5);
 	return *out ? 0 : -1;
@@ -76,23 +54,20 @@ int parse_args(int argc, char **argv, struct cfg *cfg, char *err, size_t errlen)
 			cfg->watch = true;
 			break;
 		case 'c':
-			if (number(optarg, 1, 1000000, &cfg->count)) {
-				snprintf(err, errlen, "invalid --count '%s': a number of changes, 1 or more", optarg);
-				return -1;
-			}
+			if (opt_ulong(optarg, 1, 1000000, &cfg->count))
+				return opt_invalid(err, errlen, "--count", optarg,
+						   "a number of changes, 1 or more");
 			break;
 		case 't':
-			if (millis(optarg, &cfg->timeout_ms)) {
-				snprintf(err, errlen, "invalid --timeout '%s': seconds, more than 0", optarg);
-				return -1;
-			}
+			if (millis(optarg, &cfg->timeout_ms))
+				return opt_invalid(err, errlen, "--timeout", optarg,
+						   "seconds, more than 0");
 			break;
 		case 'x':
 			cfg->cross_cpu = true;
-			if (optarg && number(optarg, 1, 60000, &cfg->xcpu_ms)) {
-				snprintf(err, errlen, "invalid --cross-cpu '%s': milliseconds, 1 to 60000", optarg);
-				return -1;
-			}
+			if (optarg && opt_ulong(optarg, 1, 60000, &cfg->xcpu_ms))
+				return opt_invalid(err, errlen, "--cross-cpu", optarg,
+						   "milliseconds, 1 to 60000");
 			break;
 		case 's':
 			if (!*optarg) {
@@ -120,23 +95,12 @@ int parse_args(int argc, char **argv, struct cfg *cfg, char *err, size_t errlen)
 		case 'V':
 			cfg->action = ACT_VERSION;
 			return 0;
-		case ':':
-			snprintf(err, errlen, "option '%s' requires an argument",
-				 argv[optind - 1] ? argv[optind - 1] : "?");
-			return -1;
 		default:
-			if (optopt)
-				snprintf(err, errlen, "invalid option -- '%c'", optopt);
-			else
-				snprintf(err, errlen, "unrecognized option '%s'",
-					 argv[optind - 1] ? argv[optind - 1] : "?");
-			return -1;
+			return opt_getopt_error(c, argv, err, errlen);
 		}
 	}
-	if (optind < argc) {
-		snprintf(err, errlen, "unexpected argument '%s'", argv[optind]);
+	if (opt_no_operands(argc, argv, err, errlen))
 		return -1;
-	}
 	if ((cfg->count || cfg->timeout_ms) && !cfg->watch) {
 		snprintf(err, errlen, "--count and --timeout go with --watch");
 		return -1;

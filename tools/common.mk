@@ -1,0 +1,49 @@
+# SPDX-License-Identifier: MIT OR LGPL-2.1
+# What the tools' Makefiles share: $(TOOL), linked with libtsc.a, and
+# $(TOOL)-static, fully static (guest); both with tools/common/.
+# The including Makefile sets TOOL, SRCS, HDRS, LIBS and may set
+# INSTALL_EXTRA (a command run by make install).
+
+TOP	:= $(abspath $(dir $(lastword $(MAKEFILE_LIST)))..)
+D	:= $(TOP)/tools/$(TOOL)
+C	:= $(TOP)/tools/common
+O	?= $(TOP)/build/tools
+LIBO	?= $(TOP)/build/lib
+PREFIX	?= /usr/local
+BINDIR	?= $(PREFIX)/bin
+MANDIR	?= $(PREFIX)/share/man
+
+CC	?= cc
+CFLAGS	?= -O2 -g
+WARN	:= -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+	   -Wno-unused-parameter
+TOOL_CFLAGS := $(WARN) -std=gnu11 -D_GNU_SOURCE -I$(TOP)/lib/include -I$(LIBO)/include -I$(C)
+COMMON	:= opt.c
+ALL_SRCS := $(addprefix $(D)/,$(SRCS)) $(addprefix $(C)/,$(COMMON))
+DEPS	:= $(ALL_SRCS) $(addprefix $(D)/,$(HDRS)) $(addprefix $(C)/,$(COMMON:.c=.h)) \
+	   $(LIBO)/libtsc.a $(TOP)/lib/include/tsc.h
+
+.PHONY: all install clean lib
+all: $(O)/$(TOOL) $(O)/$(TOOL)-static
+
+$(LIBO)/libtsc.a: lib
+	@:
+lib:
+	$(MAKE) -s -C $(TOP)/lib O=$(LIBO)
+
+$(O)/$(TOOL): $(DEPS)
+	@mkdir -p $(@D)
+	$(CC) $(TOOL_CFLAGS) $(CFLAGS) -o $@ $(ALL_SRCS) $(LIBO)/libtsc.a $(LIBS)
+
+$(O)/$(TOOL)-static: $(DEPS)
+	@mkdir -p $(@D)
+	$(CC) $(TOOL_CFLAGS) $(CFLAGS) -static -o $@ $(ALL_SRCS) $(LIBO)/libtsc.a $(LIBS)
+
+install: $(O)/$(TOOL)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1
+	install -m 755 $(O)/$(TOOL) $(DESTDIR)$(BINDIR)/
+	$(INSTALL_EXTRA)
+	install -m 644 $(D)/$(TOOL).1 $(DESTDIR)$(MANDIR)/man1/
+
+clean:
+	rm -f $(O)/$(TOOL) $(O)/$(TOOL)-static
