@@ -5,6 +5,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "json.h"
 #include "tscbench.h"
 
 static const struct method *by_name(const char *name)
@@ -276,26 +277,6 @@ void print_text(FILE *f, const struct cfg *cfg, const struct env *e,
 
 /* ---- JSON ---- */
 
-static void jstr(FILE *f, const char *s)
-{
-	if (!s) {
-		fputs("null", f);
-		return;
-	}
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
-}
-
 static void jnum(FILE *f, double v)
 {
 	if (isnan(v) || isinf(v))
@@ -331,13 +312,13 @@ static void json_methods(FILE *f, const struct env *e)
 			continue;
 		fprintf(f, "%s\n    {\"name\": ", first ? "" : ",");
 		first = 0;
-		jstr(f, m->name);
+		json_str(f, m->name);
 		fprintf(f, ", \"description\": ");
-		jstr(f, m->what);
+		json_str(f, m->what);
 		fprintf(f, ", \"available\": %s, \"reason\": ", m->avail ? "true" : "false");
-		jstr(f, m->avail ? NULL : m->why);
+		json_str(f, m->avail ? NULL : m->why);
 		fprintf(f, ", \"note\": ");
-		jstr(f, *m->note ? m->note : NULL);
+		json_str(f, *m->note ? m->note : NULL);
 		if (!m->avail || !m->batches) {
 			fprintf(f, ", \"cost\": null, \"throughput\": []}");
 			continue;
@@ -381,7 +362,7 @@ static void json_open(FILE *f, const char *name, const struct open_time *o)
 	fprintf(f, ",\n    \"%s\": ", name);
 	if (o->err) {
 		fprintf(f, "{\"error\": ");
-		jstr(f, strerror(o->err));
+		json_str(f, strerror(o->err));
 		fputs("}", f);
 		return;
 	}
@@ -451,7 +432,7 @@ static void json_accuracy(FILE *f, const struct accuracy *a)
 			a->xcpu.worst_to_cpu);
 	else if (a->xcpu_err) {
 		fputs("{\"error\": ", f);
-		jstr(f, strerror(a->xcpu_err));
+		json_str(f, strerror(a->xcpu_err));
 		fputs("}", f);
 	} else
 		fputs("null", f);
@@ -471,17 +452,17 @@ void print_json(FILE *f, const struct cfg *cfg, const struct env *e,
 	int n = goals_eval(e, a, g, 16), k;
 
 	fprintf(f, "{\n  \"tool\": \"tscbench\",\n  \"version\": ");
-	jstr(f, tsc_version());
+	json_str(f, tsc_version());
 	fprintf(f, ",\n  \"config\": {\"duration_s\": ");
 	jnum(f, cfg->duration);
 	fprintf(f, ", \"quick\": %s, \"rounds\": %lu, \"cross_cpu_ms\": %lu, \"opens\": %lu}",
 		cfg->quick ? "true" : "false", cfg->rounds, cfg->xcpu_ms, cfg->opens);
 	fprintf(f, ",\n  \"host\": {\"cpu_model\": ");
-	jstr(f, e->cpu_model);
+	json_str(f, e->cpu_model);
 	fprintf(f, ", \"cpus\": %d, \"kernel\": ", e->ncpus);
-	jstr(f, e->kernel);
+	json_str(f, e->kernel);
 	fprintf(f, ", \"clocksource\": ");
-	jstr(f, *e->clocksource ? e->clocksource : NULL);
+	json_str(f, *e->clocksource ? e->clocksource : NULL);
 	fprintf(f, ",\n    \"clocksource_vdso\": ");
 	if (e->cs_vdso >= 0)
 		fprintf(f, "%d", e->cs_vdso);
@@ -507,7 +488,7 @@ void print_json(FILE *f, const struct cfg *cfg, const struct env *e,
 	fprintf(f, ",\n  \"cost_ns_from\": \"%s\"", i->src && e->rdtsc_ok ? "tsc-factors" :
 		"clock_monotonic_raw");
 	fprintf(f, ",\n  \"end\": {\"changed\": %s, \"clocksource\": ", changed(e) ? "true" : "false");
-	jstr(f, *e->clocksource_end ? e->clocksource_end : NULL);
+	json_str(f, *e->clocksource_end ? e->clocksource_end : NULL);
 	fprintf(f, ", \"tsc_usable\": %s, \"libtsc_switches\": %llu}",
 		e->info_end.usable ? "true" : "false",
 		(unsigned long long)(e->info_end.switches - e->info.switches));
@@ -516,13 +497,13 @@ void print_json(FILE *f, const struct cfg *cfg, const struct env *e,
 	fprintf(f, ",\n  \"goals\": [");
 	for (k = 0; k < n; k++) {
 		fprintf(f, "%s\n    {\"name\": ", k ? "," : "");
-		jstr(f, g[k].name);
+		json_str(f, g[k].name);
 		fprintf(f, ", \"unit\": \"%s\", \"value\": ", g[k].unit);
 		jnum(f, g[k].known ? g[k].value : NAN);
 		fprintf(f, ", \"limit\": ");
 		jnum(f, g[k].limit);
 		fprintf(f, ", \"met\": %s, \"note\": ", g[k].met ? "true" : "false");
-		jstr(f, *g[k].note ? g[k].note : NULL);
+		json_str(f, *g[k].note ? g[k].note : NULL);
 		fputs("}", f);
 	}
 	fprintf(f, "\n  ]\n}\n");

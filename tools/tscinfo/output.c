@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 
+#include "json.h"
 #include "tscinfo.h"
 
 /* Clocksources whose reads the x86 vDSO serves in user space. */
@@ -105,22 +106,6 @@ void print_text(FILE *f, const struct report *r)
 		fprintf(f, "  %-4s  %s\n", kind_word(r->reasons[n].kind), r->reasons[n].text);
 }
 
-static void jstr(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char c = *s;
-
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
-}
-
 static void jint_or_null(FILE *f, int v)
 {
 	if (v < 0)
@@ -136,12 +121,9 @@ void print_json(FILE *f, const struct report *r)
 	int n;
 
 	fprintf(f, "{\n  \"version\": ");
-	jstr(f, tsc_version());
+	json_str(f, tsc_version());
 	fprintf(f, ",\n  \"sysroot\": ");
-	if (r->cfg->sysroot)
-		jstr(f, r->cfg->sysroot);
-	else
-		fprintf(f, "null");
+	json_str(f, r->cfg->sysroot);
 	fprintf(f, ",\n  \"tsc_usable\": %s", i->usable ? "true" : "false");
 	fprintf(f, ",\n  \"clock_gettime\": \"%s\",\n  \"clock_gettime_from\": \"%s\"", kind, how);
 	fprintf(f, ",\n  \"tsc_khz\": ");
@@ -156,7 +138,7 @@ void print_json(FILE *f, const struct report *r)
 		(unsigned long long)i->mult, i->shift, tsc_src_name(i->src));
 	fprintf(f, ",\n  \"clocksource\": ");
 	if (*i->clocksource)
-		jstr(f, i->clocksource);
+		json_str(f, i->clocksource);
 	else
 		fprintf(f, "null");
 	fprintf(f, ",\n  \"clocksource_is_tsc\": %s", !strcmp(i->clocksource, "tsc") ? "true" : "false");
@@ -193,7 +175,7 @@ void print_json(FILE *f, const struct report *r)
 	for (n = 0; n < r->nreasons; n++) {
 		fprintf(f, "%s\n    {\"kind\": \"%s\", \"text\": ", n ? "," : "",
 			kind_word(r->reasons[n].kind));
-		jstr(f, r->reasons[n].text);
+		json_str(f, r->reasons[n].text);
 		fprintf(f, "}");
 	}
 	fprintf(f, "\n  ]\n}\n");
