@@ -130,7 +130,7 @@ void cost_run(const struct cfg *cfg, struct env *e)
 		ns[k] = calloc(cfg->rounds, sizeof(double));
 		tk[k] = calloc(cfg->rounds, sizeof(double));
 		if (!ns[k] || !tk[k]) {
-			fprintf(stderr, "tscbench: out of memory\n");
+			tool_warn("out of memory");
 			exit(EXIT_RUNTIME);
 		}
 		idx[k++] = i;
@@ -303,8 +303,8 @@ void throughput_run(const struct cfg *cfg, struct env *e)
 		for (j = 0; j < nsteps; j++) {
 			err = tp_step(m, e, steps[j], seconds, &m->tp[m->ntp]);
 			if (err) {
-				fprintf(stderr, "tscbench: throughput with %u threads: %s\n",
-					steps[j], strerror(-err));
+				tool_warn("throughput with %u threads: %s", steps[j],
+					  strerror(-err));
 				break;
 			}
 			m->ntp++;

@@ -13,6 +13,8 @@
 
 #include "tscbench.h"
 
+const char tool_name[] = "tscbench";
+
 bool progress_on;
 
 void progress(const char *fmt, ...)
@@ -22,9 +24,7 @@ void progress(const char *fmt, ...)
 	if (!progress_on)
 		return;
 	va_start(ap, fmt);
-	fputs("tscbench: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	tool_vwarn(fmt, ap);
 	va_end(ap);
 }
 
@@ -92,17 +92,14 @@ int main(int argc, char **argv)
 	int rc = EXIT_BENCH_OK;
 
 	if (parse_args(argc, argv, &cfg, err, sizeof(err)) ||
-	    methods_select(cfg.methods, err, sizeof(err))) {
-		fprintf(stderr, "tscbench: %s\nTry 'tscbench --help' for more information.\n", err);
-		return EXIT_USAGE;
-	}
+	    methods_select(cfg.methods, err, sizeof(err)))
+		return tool_usage_error(err);
 	switch (cfg.action) {
 	case ACT_HELP:
 		usage(stdout);
 		return 0;
 	case ACT_VERSION:
-		printf("tscbench from tsckit (libtsc %s)\n", tsc_version());
-		return 0;
+		return tool_version();
 	case ACT_LIST:
 	case ACT_RUN:
 		break;
@@ -112,7 +109,7 @@ int main(int argc, char **argv)
 	 * follows the kernel if it stops trusting the TSC during the run. */
 	env.t = tsc_open(NULL);
 	if (!env.t) {
-		fprintf(stderr, "tscbench: cannot open libtsc: %s\n", strerror(errno));
+		tool_warn("cannot open libtsc: %s", strerror(errno));
 		return EXIT_RUNTIME;
 	}
 	methods_probe(&env);
@@ -125,7 +122,7 @@ int main(int argc, char **argv)
 	if (cfg.output) {
 		out = fopen(cfg.output, "we");
 		if (!out) {
-			fprintf(stderr, "tscbench: cannot write %s: %s\n", cfg.output, strerror(errno));
+			tool_warn("cannot write %s: %s", cfg.output, strerror(errno));
 			tsc_close(env.t);
 			return EXIT_RUNTIME;
 		}
@@ -133,8 +130,7 @@ int main(int argc, char **argv)
 	if (cfg.json_file) {
 		jout = fopen(cfg.json_file, "we");
 		if (!jout) {
-			fprintf(stderr, "tscbench: cannot write %s: %s\n", cfg.json_file,
-				strerror(errno));
+			tool_warn("cannot write %s: %s", cfg.json_file, strerror(errno));
 			tsc_close(env.t);
 			return EXIT_RUNTIME;
 		}
@@ -155,20 +151,19 @@ int main(int argc, char **argv)
 	else
 		print_text(out, &cfg, &env, &acc);
 	if (fflush(out) || ferror(out) || (out != stdout && fclose(out))) {
-		fprintf(stderr, "tscbench: cannot write %s: %s\n",
-			cfg.output ? cfg.output : "standard output", strerror(errno));
+		tool_warn("cannot write %s: %s", cfg.output ? cfg.output : "standard output",
+			  strerror(errno));
 		rc = EXIT_RUNTIME;
 	}
 	if (jout) {
 		print_json(jout, &cfg, &env, &acc);
 		if (fflush(jout) || ferror(jout) || fclose(jout)) {
-			fprintf(stderr, "tscbench: cannot write %s: %s\n", cfg.json_file,
-				strerror(errno));
+			tool_warn("cannot write %s: %s", cfg.json_file, strerror(errno));
 			rc = EXIT_RUNTIME;
 		}
 	}
 	if (cfg.plot && plot_png(cfg.plot, &env, &acc, err, sizeof(err))) {
-		fprintf(stderr, "tscbench: --plot: %s\n", err);
+		tool_warn("--plot: %s", err);
 		rc = EXIT_RUNTIME;
 	}
 	tsc_close(env.t);

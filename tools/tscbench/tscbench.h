@@ -9,8 +9,10 @@
 #include <stdio.h>
 #include <tsc.h>
 
-/* Exit codes: documented in tscbench.1 and the README. */
-enum { EXIT_BENCH_OK = 0, EXIT_BENCH_BACKWARD = 1, EXIT_USAGE = 2, EXIT_RUNTIME = 3 };
+#include "msg.h"
+
+/* Exit codes: documented in tscbench.1 and the README (2 and 3: msg.h). */
+enum { EXIT_BENCH_OK = 0, EXIT_BENCH_BACKWARD = 1 };
 
 #define MAX_THREADS_STEPS 16
 #define MAX_SAMPLES 2000

@@ -13,6 +13,8 @@
 
 #include "tscinfo.h"
 
+const char tool_name[] = "tscinfo";
+
 /* libtsc internals, linked from libtsc.a: the capture helpers. */
 struct cpuid_leaf {
 	uint32_t leaf, subleaf, r[4];
@@ -178,13 +180,13 @@ static int watch(struct tsc *t, const struct cfg *cfg)
 		}
 		n = poll(&pfd, 1, ms);
 		if (n < 0 && errno != EINTR) {
-			fprintf(stderr, "tscinfo: poll: %s\n", strerror(errno));
+			tool_warn("poll: %s", strerror(errno));
 			return EXIT_RUNTIME;
 		}
 		if (n <= 0)
 			continue;
 		if (tsc_process_events(t) < 0) {
-			fprintf(stderr, "tscinfo: %s\n", strerror(errno));
+			tool_warn("%s", strerror(errno));
 			return EXIT_RUNTIME;
 		}
 		tsc_get_info(t, &now, sizeof(now));
@@ -204,7 +206,7 @@ static int dump_cpuid(void)
 	int i;
 
 	if (tsc__cpuid_live(&s)) {
-		fprintf(stderr, "tscinfo: this CPU has no CPUID\n");
+		tool_warn("this CPU has no CPUID");
 		return EXIT_RUNTIME;
 	}
 	printf("# leaf subleaf eax ebx ecx edx (tscinfo --dump-cpuid)\n");
@@ -221,12 +223,12 @@ static int dump_vdso(const char *file)
 	int fd, err = tsc__vdso_live(&base, &len);
 
 	if (err) {
-		fprintf(stderr, "tscinfo: no vDSO to dump: %s\n", strerror(-err));
+		tool_warn("no vDSO to dump: %s", strerror(-err));
 		return EXIT_RUNTIME;
 	}
 	fd = open(file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0 || write(fd, base, len) != (ssize_t)len || close(fd)) {
-		fprintf(stderr, "tscinfo: cannot write %s: %s\n", file, strerror(errno));
+		tool_warn("cannot write %s: %s", file, strerror(errno));
 		return EXIT_RUNTIME;
 	}
 	return 0;
@@ -240,17 +242,14 @@ int main(int argc, char **argv)
 	char err[256];
 	int rc;
 
-	if (parse_args(argc, argv, &cfg, err, sizeof(err))) {
-		fprintf(stderr, "tscinfo: %s\nTry 'tscinfo --help' for more information.\n", err);
-		return EXIT_USAGE;
-	}
+	if (parse_args(argc, argv, &cfg, err, sizeof(err)))
+		return tool_usage_error(err);
 	switch (cfg.action) {
 	case ACT_HELP:
 		usage(stdout);
 		return 0;
 	case ACT_VERSION:
-		printf("tscinfo from tsckit (libtsc %s)\n", tsc_version());
-		return 0;
+		return tool_version();
 	case ACT_DUMP_CPUID:
 		return dump_cpuid();
 	case ACT_DUMP_VDSO:
@@ -263,9 +262,8 @@ int main(int argc, char **argv)
 		 .no_watcher = true);
 	t = tsc_open(&o);
 	if (!t) {
-		fprintf(stderr, "tscinfo: cannot open libtsc%s%s: %s\n",
-			cfg.sysroot ? " on " : "", cfg.sysroot ? cfg.sysroot : "",
-			strerror(errno));
+		tool_warn("cannot open libtsc%s%s: %s", cfg.sysroot ? " on " : "",
+			  cfg.sysroot ? cfg.sysroot : "", strerror(errno));
 		return EXIT_RUNTIME;
 	}
 	if (cfg.watch) {
@@ -282,12 +280,12 @@ int main(int argc, char **argv)
 		if (tsc_xcpu_check(t, cfg.xcpu_ms, &r.xcpu, sizeof(r.xcpu)) == 0)
 			r.have_xcpu = true;
 		else
-			fprintf(stderr, "tscinfo: cross-CPU check: %s\n", strerror(errno));
+			tool_warn("cross-CPU check: %s", strerror(errno));
 	}
 	rc = collect(t, &r);
 	tsc_close(t);
 	if (rc) {
-		fprintf(stderr, "tscinfo: %s\n", strerror(-rc));
+		tool_warn("%s", strerror(-rc));
 		return EXIT_RUNTIME;
 	}
 	if (cfg.json)

@@ -6,9 +6,10 @@
 #include <tsc.h>
 
 #include "args.h"
+#include "msg.h"
 
-/* Exit codes: documented in tscinfo.1 and the README. */
-enum { EXIT_TSC_OK = 0, EXIT_TSC_NO = 1, EXIT_USAGE = 2, EXIT_RUNTIME = 3 };
+/* Exit codes: documented in tscinfo.1 and the README (2 and 3: msg.h). */
+enum { EXIT_TSC_OK = 0, EXIT_TSC_NO = 1 };
 
 struct cost {		/* ns per call, measured; negative when not measured */
 	double rdtsc, now_ns, clock_gettime;
