@@ -20,11 +20,7 @@ int main(void)
 	struct tsc *t;
 	int run, i;
 
-	TSC_OPTS(o, .no_watcher = true);
-	t = tsc_open(&o);
-	CHECK(t, "open");
-	if (!t)
-		DONE();
+	T_OPEN(t, .no_watcher = true);
 	if (!tsc_in_use(t))
 		SKIP("the TSC is not used on this machine");
 	for (run = 0; run < 15; run++) {

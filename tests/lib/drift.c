@@ -28,11 +28,7 @@ int main(void)
 	double ppm;
 	struct tsc *t;
 
-	TSC_OPTS(o, .no_watcher = true);
-	t = tsc_open(&o);
-	CHECK(t, "open");
-	if (!t)
-		DONE();
+	T_OPEN(t, .no_watcher = true);
 	tsc_get_info(t, &i, sizeof(i));
 	if (!i.usable)
 		SKIP("the TSC is not used on this machine");

@@ -43,11 +43,7 @@ int main(void)
 	uint64_t a, b, r;
 	int n;
 
-	TSC_OPTS(o, .force_fallback = true, .no_watcher = true);
-	t = tsc_open(&o);
-	CHECK(t, "open");
-	if (!t)
-		DONE();
+	T_OPEN(t, .force_fallback = true, .no_watcher = true);
 	CHECK(!tsc_in_use(t), "force_fallback ignored");
 	CHECK(t_reason(t, "forced"), "no reason for the fallback");
 	n = count(t);
@@ -66,12 +62,8 @@ int main(void)
 	CHECK(poll(&p, 1, 0) == 0, "fd still readable after processing");
 	tsc_close(t);
 
-	TSC_OPTS(m, .force_fallback = true, .no_watcher = true,
-		 .fallback = TSC_FALLBACK_MONOTONIC);
-	t = tsc_open(&m);
-	CHECK(t, "open");
-	if (!t)
-		DONE();
+	T_OPEN(t, .force_fallback = true, .no_watcher = true,
+	       .fallback = TSC_FALLBACK_MONOTONIC);
 	tsc_get_info(t, &i, sizeof(i));
 	CHECK(i.fallback_clock == CLOCK_MONOTONIC, "fallback clock %d", i.fallback_clock);
 	a = tsc_now_ns(t);

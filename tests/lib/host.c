@@ -52,11 +52,7 @@ int main(void)
 	CHECK(i.kernel_series == (access("/sys/devices/system/tsc/tsc0", F_OK) == 0), "series");
 	tsc_close(t);
 
-	TSC_OPTS(o2, .no_watcher = true, .force_calibrate = true);
-	t = tsc_open(&o2);
-	CHECK(t, "open");
-	if (!t)
-		DONE();
+	T_OPEN(t, .no_watcher = true, .force_calibrate = true);
 	tsc_get_info(t, &i, sizeof(i));
 	CHECK(i.src == TSC_SRC_CALIBRATION, "forced calibration not used: %s", tsc_src_name(i.src));
 	CHECK(i.calib_ns > 0 && i.calib_ns <= 20000000, "calibration took %llu ns",

@@ -35,11 +35,7 @@ int main(void)
 	reads(t);
 	tsc_close(t);
 
-	TSC_OPTS(o2, .no_rdtscp = true, .no_watcher = true);
-	t = tsc_open(&o2);
-	CHECK(t, "open");
-	if (!t)
-		DONE();
+	T_OPEN(t, .no_rdtscp = true, .no_watcher = true);
 	tsc_get_info(t, &i, sizeof(i));
 	CHECK(!i.rdtscp, "no_rdtscp ignored");
 	reads(t);

@@ -73,11 +73,7 @@ int main(void)
 	uint64_t khz, mult;
 	int k;
 
-	TSC_OPTS(lo, .no_watcher = true);
-	live = tsc_open(&lo);
-	CHECK(live, "open");
-	if (!live)
-		DONE();
+	T_OPEN(live, .no_watcher = true);
 	tsc_get_info(live, &i, sizeof(i));
 	tsc_close(live);
 	if (!i.khz || !i.usable)

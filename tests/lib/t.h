@@ -24,6 +24,16 @@ static int t_failed;
 #define SKIP(...) do { printf("# SKIP: " __VA_ARGS__); printf("\n"); exit(77); } while (0)
 #define DONE() return t_failed ? 1 : 0
 
+/* In main(): open T with these options, or fail the test and end it.
+ * T_OPEN(t, .no_watcher = true); */
+#define T_OPEN(T, ...) do {						\
+	TSC_OPTS(t_opts, __VA_ARGS__);					\
+	(T) = tsc_open(&t_opts);					\
+	CHECK((T), "open");						\
+	if (!(T))							\
+		DONE();							\
+} while (0)
+
 static inline uint64_t t_clock(clockid_t c)
 {
 	struct timespec ts;

@@ -12,11 +12,7 @@ int main(void)
 	struct tsc *t;
 	int err;
 
-	TSC_OPTS(o, .no_watcher = true);
-	t = tsc_open(&o);
-	CHECK(t, "open");
-	if (!t)
-		DONE();
+	T_OPEN(t, .no_watcher = true);
 	sched_getaffinity(0, sizeof(set), &set);
 	err = tsc_xcpu_check(t, 300, &r, sizeof(r));
 	if (err == -ENODEV)
