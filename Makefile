@@ -7,7 +7,7 @@ S := scripts
 .PHONY: run check deps tree kernel guest export-series checkpatch \
 	each-patch scenario clean distclean lib tools install host-check bench
 
-run:			## boot the patched kernel, show the TSC files and a live change
+run:			## boot the patched kernel: tscinfo, a live loss of trust in the TSC; tscinfo here
 	$(S)/demo
 
 check:			## every test, host and guest; ends with "check: N passed, ..."
