@@ -42,8 +42,9 @@ uint64_t tsc__lib_now(struct tsc *t)
 	return tsc_now_ns_ordered(t);
 }
 
-/* Offset making state nf read `at` now.  For the TSC, the narrowest of
- * a few brackets around the reference read when there is one. */
+/* Offset making state nf read `at` now: one read of the new source right
+ * after `at` was taken, so the step a reader sees is about that read's
+ * cost (tens of microseconds for a syscall clock under QEMU TCG). */
 static void continue_from(struct tsc_fast *nf, uint64_t at)
 {
 	if (nf->mode == TSC_MODE_TSC)
