@@ -120,7 +120,8 @@ const char *tsc_src_name(enum tsc_src src);	/* "vdso", "sysfs-mult", ... */
 
 struct tsc_info {
 	bool usable;		/* the TSC is in use now */
-	bool rdtscp;		/* ordered reads use RDTSCP, else LFENCE;RDTSC */
+	bool rdtscp;		/* ordered reads use RDTSCP, else LFENCE;RDTSC; for a
+				 * sysroot, what the dump's CPU would use */
 	bool kernel_series;	/* the tsckit sysfs files exist */
 	bool vdso_tsc;		/* the vDSO has __vdso_tsc_raw/__vdso_tsc_to_ns */
 	int vdso_clock;		/* clock_gettime via vDSO: 1 yes, 0 syscall, -1 unknown */
@@ -142,6 +143,8 @@ struct tsc_info {
 	int64_t scale_offset_ns;/* library scale minus CLOCK_MONOTONIC_RAW now */
 	uint64_t anchors;	/* wall-clock re-anchors made */
 	int vdso_raw;		/* last __vdso_tsc_raw(): 0, -ENODEV, ...; 1 not called */
+	bool calibrated;	/* a calibration was made (only when its factors
+				 * would be used, or force_calibrate) */
 };
 /* Copy at most sz bytes of the current info. */
 int tsc_get_info(struct tsc *t, struct tsc_info *info, size_t sz);

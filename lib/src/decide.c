@@ -126,8 +126,11 @@ static bool pick(struct tsc *t, struct decision *d, bool may_calibrate)
 	if (sf->cpuid16_mhz)
 		NOTE("CPUID 0x16: base frequency %llu MHz (not used for conversion)",
 		     (unsigned long long)sf->cpuid16_mhz);
-	if ((!n || t->opts.force_calibrate) && may_calibrate &&
+	if ((!n || t->opts.force_calibrate) && !may_calibrate &&
 	    (t->live || t->opts.force_calibrate)) {
+		NOTE("no calibration: the TSC is not used, so no factors are needed");
+	} else if ((!n || t->opts.force_calibrate) && may_calibrate &&
+		   (t->live || t->opts.force_calibrate)) {
 		if (!t->sf.calib.done)
 			tsc__calibrate(t, &t->sf.calib, 20000000);
 		NOTE("%s", t->sf.calib.why);
@@ -191,6 +194,39 @@ static bool may_run_rdtsc(struct tsc *t, struct decision *d)
 	return ok;
 }
 
+/* A stock kernel says it gave up on the TSC by leaving it out of
+ * available_clocksource (it loses CLOCK_SOURCE_VALID_FOR_HRES when marked
+ * unstable); the command line says whether that was asked for at boot. */
+static bool kernel_offers_tsc(struct tsc *t, struct decision *d)
+{
+	const struct static_facts *sf = &t->sf;
+	const struct dyn_facts *df = &t->df;
+	bool ok = true;
+	int i;
+
+	if (df->avail_err == -ENOENT)
+		;
+	else if (df->avail_err)
+		NOTE("available_clocksource: %s", err_text(df->avail_err));
+	else if (df->avail_tsc)
+		OK("tsc is in available_clocksource: the kernel offers the TSC as a clocksource");
+	else if (sf->cmdline.tsc_unstable)
+		BLOCK("the kernel marked the TSC unstable (tsc=unstable on its command line): tsc is not in available_clocksource");
+	else
+		BLOCK("tsc is not in available_clocksource: the kernel marked the TSC unstable, or never registered it");
+
+	for (i = 0; i < sf->cmdline.n && i < CMDLINE_MAX; i++)
+		NOTE("kernel command line: %s: %s", sf->cmdline.param[i],
+		     tsc__cmdline_meaning(sf->cmdline.param[i]));
+	if (sf->cmdline.n > CMDLINE_MAX)
+		NOTE("kernel command line: %d more tsc= and clocksource= parameters",
+		     sf->cmdline.n - CMDLINE_MAX);
+	if (sf->cmdline_err && sf->cmdline_err != -ENOENT)
+		NOTE("/proc/cmdline: %s", sf->cmdline_err == -EBADMSG ?
+		     "holds a NUL byte" : err_text(sf->cmdline_err));
+	return ok;
+}
+
 static bool kernel_trusts(struct tsc *t, struct decision *d)
 {
 	const struct static_facts *sf = &t->sf;
@@ -209,6 +245,7 @@ static bool kernel_trusts(struct tsc *t, struct decision *d)
 	else
 		BLOCK("tsc0/tsc_stable=%llu: neither 0 nor 1", (unsigned long long)df->stable.v);
 
+	ok &= kernel_offers_tsc(t, d);
 	if (df->cs_err)
 		BLOCK("current_clocksource: %s", err_text(df->cs_err));
 	else if (!strcmp(df->cs, "tsc"))
@@ -269,7 +306,7 @@ static bool kernel_trusts(struct tsc *t, struct decision *d)
 
 void tsc__decide(struct tsc *t, struct decision *d)
 {
-	bool run, ok = true;
+	bool run, need, ok = true;
 
 	memset(d, 0, sizeof(*d));
 	if (t->opts.force_fallback)
@@ -277,15 +314,18 @@ void tsc__decide(struct tsc *t, struct decision *d)
 	run = may_run_rdtsc(t, d);
 	ok &= run;
 	ok &= kernel_trusts(t, d);
-	ok &= pick(t, d, run && !t->opts.force_fallback);
-	if (!d->f.src)
+	/* A calibration costs tens of milliseconds: only when the factors
+	 * would be used, or when asked for. */
+	need = ok && run && !t->opts.force_fallback;
+	ok &= pick(t, d, need || (run && t->opts.force_calibrate));
+	if (!d->f.src && need)
 		BLOCK("no conversion factors: no kernel factors, no frequency, no calibration");
-	if (t->sf.cpu_rdtscp_live && (!t->sf.cpuid_known || t->sf.cpu_rdtscp) &&
-	    !t->opts.no_rdtscp)
+	else if (!d->f.src)
+		NOTE("no conversion factors: none known, and none needed while the TSC is not used");
+	if (t->sf.rdtscp_shown)
 		NOTE("ordered reads: RDTSCP");
 	else
-		NOTE("ordered reads: LFENCE;RDTSC (%s)", t->opts.no_rdtscp ? "option" :
-		     "no RDTSCP on this CPU");
+		NOTE("ordered reads: LFENCE;RDTSC (%s)", t->sf.rdtscp_why);
 	d->usable = ok;
 	d->rdtsc_ok = run;
 }

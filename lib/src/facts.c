@@ -73,22 +73,45 @@ static void cpu_facts(struct tsc *t)
 static void vdso_facts(struct tsc *t)
 {
 	struct static_facts *sf = &t->sf;
+	bool live = t->live || tsc__vdso_hooked();
 	const void *base = NULL;
 	char *buf = NULL;
 	size_t len;
 
-	if (t->live)
+	if (live)
 		sf->vdso_err = tsc__vdso_live(&base, &len);
 	else if (!(sf->vdso_err = tsc__read_alloc(t->root, P_VDSO, &buf, &len, 4 << 20)))
 		base = buf;
 	if (!sf->vdso_err)
 		sf->vdso_err = tsc__vdso_parse(base, len, &sf->syms);
 	sf->vdso_found = !sf->vdso_err && sf->syms.tsc_raw && sf->syms.tsc_to_ns;
-	if (sf->vdso_found && t->live) {
+	if (sf->vdso_found && live) {
 		sf->vdso_tsc_raw = (vdso_tsc_raw_fn)((const char *)base + sf->syms.tsc_raw);
 		sf->vdso_tsc_to_ns = (vdso_tsc_to_ns_fn)((const char *)base + sf->syms.tsc_to_ns);
 	}
 	free(buf);
+}
+
+/* RDTSCP is executed only where this CPU has it (and a dump's CPU too,
+ * so that a replay behaves as the dump's machine would); it is reported
+ * from the facts the report describes: the dump's, for a sysroot. */
+static void rdtscp_facts(struct tsc *t)
+{
+	struct static_facts *sf = &t->sf;
+	bool dump_has = sf->cpuid_known ? sf->cpu_rdtscp :
+			!sf->cpuinfo_err && (sf->cpuinfo & CI_RDTSCP);
+
+	sf->rdtscp_exec = sf->cpu_rdtscp_live && (!sf->cpuid_known || sf->cpu_rdtscp) &&
+			  !t->opts.no_rdtscp;
+	sf->rdtscp_shown = t->live ? sf->rdtscp_exec : dump_has && !t->opts.no_rdtscp;
+	if (t->opts.no_rdtscp)
+		sf->rdtscp_why = "option";
+	else if (t->live)
+		sf->rdtscp_why = "no RDTSCP on this CPU";
+	else if (sf->cpuid_known || !sf->cpuinfo_err)
+		sf->rdtscp_why = "no RDTSCP in the dump's CPU";
+	else
+		sf->rdtscp_why = "the dump has no CPUID facts and no cpuinfo flags";
 }
 
 void tsc__static_facts(struct tsc *t)
@@ -102,6 +125,13 @@ void tsc__static_facts(struct tsc *t)
 	sf->cpuinfo_err = tsc__read_alloc(t->root, P_CPUINFO, &buf, &len, 16 << 20);
 	if (!sf->cpuinfo_err) {
 		sf->cpuinfo_err = tsc__parse_cpuinfo(buf, len, &sf->cpuinfo);
+		free(buf);
+	}
+	rdtscp_facts(t);
+	sf->cmdline_err = tsc__read_alloc(t->root, P_CMDLINE, &buf, &len, 1 << 16);
+	if (!sf->cmdline_err) {
+		v = tsc__parse_cmdline(buf, len, &sf->cmdline);
+		sf->cmdline_err = v < 0 ? v : 0;
 		free(buf);
 	}
 	sf->prctl_tsc = -1;
@@ -125,7 +155,7 @@ bool tsc__rdtsc_allowed(const struct tsc *t, const struct dyn_facts *df)
 
 void tsc__dyn_facts(struct tsc *t, struct dyn_facts *df)
 {
-	char b[64];
+	char b[64], avail[512];
 	size_t len;
 	unsigned long long v;
 
@@ -140,6 +170,9 @@ void tsc__dyn_facts(struct tsc *t, struct dyn_facts *df)
 	df->cs_err = tsc__read(t->root, P_CS, b, sizeof(b), &len);
 	if (!df->cs_err)
 		df->cs_err = tsc__parse_name(b, len, df->cs, sizeof(df->cs));
+	df->avail_err = tsc__read(t->root, P_CS_AVAIL, avail, sizeof(avail), &len);
+	if (!df->avail_err)
+		df->avail_err = tsc__parse_has_name(avail, len, "tsc", &df->avail_tsc);
 	df->vdso_raw_rc = df->vdso_f_rc = 1;
 	if (t->sf.vdso_tsc_raw && tsc__rdtsc_allowed(t, df)) {
 		df->vdso_raw_rc = t->sf.vdso_tsc_raw(&v);

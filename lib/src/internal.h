@@ -19,9 +19,11 @@
 #define P_SHIFT		P_TSC0 "tsc_shift"
 #define P_CPU0_KHZ	"/sys/devices/system/cpu/cpu0/tsc_freq_khz"
 #define P_CS		"/sys/devices/system/clocksource/clocksource0/current_clocksource"
+#define P_CS_AVAIL	"/sys/devices/system/clocksource/clocksource0/available_clocksource"
 #define P_CS_VDSO	"/sys/devices/system/clocksource/clocksource0/current_clocksource_vdso"
 #define P_TSC_USER	"/proc/sys/kernel/tsc_user"
 #define P_CPUINFO	"/proc/cpuinfo"
+#define P_CMDLINE	"/proc/cmdline"
 #define P_CPUID		"/tsckit/cpuid"
 #define P_VDSO		"/tsckit/vdso.img"
 
@@ -37,6 +39,17 @@ enum {	/* cpuinfo flags that matter, as bits */
 };
 /* Flags common to every "flags" line; -ENODATA when there is none. */
 int tsc__parse_cpuinfo(const char *buf, size_t len, unsigned int *flags);
+
+/* --- kernel word lists (cmdline.c) */
+int tsc__parse_has_name(const char *buf, size_t len, const char *name, bool *has);
+#define CMDLINE_MAX 8
+struct cmdline_facts {
+	int n;				/* parameters found (may exceed CMDLINE_MAX) */
+	bool tsc_unstable;		/* tsc=unstable, kept or not */
+	char param[CMDLINE_MAX][48];	/* "tsc=unstable", "clocksource=hpet" */
+};
+int tsc__parse_cmdline(const char *buf, size_t len, struct cmdline_facts *c);
+const char *tsc__cmdline_meaning(const char *param);
 
 struct cpuid_leaf {
 	uint32_t leaf, subleaf, r[4];	/* eax ebx ecx edx */
@@ -59,6 +72,7 @@ struct vdso_syms {
 int tsc__vdso_parse(const void *img, size_t len, struct vdso_syms *syms);
 /* The live vDSO's base and size, or -ENOENT. */
 int tsc__vdso_live(const void **base, size_t *len);
+bool tsc__vdso_hooked(void);	/* a test's stand-in replaces every vDSO */
 
 /* An ordered TSC read for the library's own measurements: LFENCE works
  * on every x86-64 CPU, RDTSCP may not exist. */
@@ -102,9 +116,15 @@ struct static_facts {
 	int cpuid_err;
 	struct cpuid_set cpuid;
 	bool cpu_tsc, cpu_invariant, cpu_rdtscp, cpu_rdtscp_live, hypervisor;
+	/* Ordered reads: what this CPU executes, and what is reported,
+	 * which for a sysroot is what the dump's CPU would use. */
+	bool rdtscp_exec, rdtscp_shown;
+	const char *rdtscp_why;		/* when not shown: why not */
 	uint64_t cpuid15_khz, cpuid16_mhz, cpuid_hv_khz;
 	int cpuinfo_err;
 	unsigned int cpuinfo;
+	int cmdline_err;
+	struct cmdline_facts cmdline;
 	int prctl_tsc;
 	bool vdso_found;
 	int vdso_err;
@@ -127,6 +147,8 @@ struct dyn_facts {
 	struct num stable, khz, mult, shift, cpu0_khz, cs_vdso, tsc_user;
 	int cs_err;
 	char cs[32];
+	int avail_err;
+	bool avail_tsc;			/* "tsc" in available_clocksource */
 	int vdso_raw_rc;		/* __vdso_tsc_raw() result, 1 if not called */
 	int vdso_f_rc;
 	uint64_t vdso_f;		/* __vdso_tsc_to_ns(1 << 32) */

@@ -91,7 +91,7 @@ static void fill_info(struct tsc *t, const struct decision *d)
 	struct tsc_info *i = &t->info;
 
 	i->usable = d->usable;
-	i->rdtscp = t->fast.rdtscp;
+	i->rdtscp = t->sf.rdtscp_shown;
 	i->kernel_series = t->df.stable.err != -ENOENT;
 	i->vdso_tsc = t->sf.vdso_found;
 	i->vdso_clock = t->df.cs_vdso.err ? -1 : (int)(t->df.cs_vdso.v == 1);
@@ -107,6 +107,7 @@ static void fill_info(struct tsc *t, const struct decision *d)
 		i->err_ppb = d->f.err_ppb;
 	}
 	i->calib_ns = t->sf.calib.took_ns;
+	i->calibrated = t->sf.calib.done;
 	i->vdso_raw = t->df.vdso_raw_rc;
 	i->fallback_clock = t->fast.clock;
 	strcpy(i->clocksource, t->df.cs_err ? "" : t->df.cs);
@@ -127,8 +128,7 @@ int tsc__publish(struct tsc *t, const struct decision *d)
 	}
 	nf.clock = t->opts.fallback == TSC_FALLBACK_MONOTONIC ?
 		   CLOCK_MONOTONIC : CLOCK_MONOTONIC_RAW;
-	nf.rdtscp = t->sf.cpu_rdtscp_live && (!t->sf.cpuid_known || t->sf.cpu_rdtscp) &&
-		    !t->opts.no_rdtscp;
+	nf.rdtscp = t->sf.rdtscp_exec;
 	t->d = *d;
 	if (!first && nf.mode == f->mode && nf.rdtscp == f->rdtscp &&
 	    (nf.mode != TSC_MODE_TSC || (nf.mult == f->mult && nf.shift == f->shift))) {

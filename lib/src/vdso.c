@@ -258,9 +258,16 @@ size_t tsc__vdso_sym(const void *img, size_t len, const char *name)
 	return lookup(&m, name, version_ndx(&m, VDSO_VERSION));
 }
 
-/* Test hook: use this image as the live vDSO (tests/lib/vdso.c). */
+/* Test hook: use this image as the live vDSO, also for a sysroot, so
+ * that its calls drive a made-up kernel (tests/lib/vdso.c). */
 static const void *test_base;
 static size_t test_len;
+
+bool tsc__vdso_hooked(void)
+{
+	return test_base;
+}
+
 void tsc__test_set_vdso(const void *base, size_t len);
 void tsc__test_set_vdso(const void *base, size_t len)
 {

@@ -418,6 +418,9 @@ void methods_probe(struct env *e)
 	/* RDTSC: CPUID 1 EDX[4], not forbidden to this task or by the kernel. */
 	e->rdtsc_ok = __get_cpuid(1, &a, &b, &c, &d) && (d & (1u << 4));
 	e->rdtscp_cpu = __get_cpuid(0x80000001, &a, &b, &c, &d) && (d & (1u << 27));
+	/* With --open-sysroot, info.rdtscp is the dump's CPU; reads here
+	 * use RDTSCP only where this CPU has it too. */
+	e->info.rdtscp = e->info.rdtscp && e->rdtscp_cpu;
 	if (read_int("/proc/sys/kernel/tsc_user", &e->tsc_user))
 		e->tsc_user = -1;
 	prctl(PR_GET_TSC, &prctl_tsc, 0, 0, 0);

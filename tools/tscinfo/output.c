@@ -133,6 +133,7 @@ void print_json(FILE *f, const struct report *r)
 		fprintf(f, "null");
 	fprintf(f, ",\n  \"tsc_khz_source\": \"%s\"", tsc_src_name(i->khz_src));
 	fprintf(f, ",\n  \"error_bound_ppb\": %llu", (unsigned long long)i->err_ppb);
+	fprintf(f, ",\n  \"calibrated\": %s", i->calibrated ? "true" : "false");
 	fprintf(f, ",\n  \"calibration_ns\": %llu", (unsigned long long)i->calib_ns);
 	fprintf(f, ",\n  \"conversion\": {\"mult\": %llu, \"shift\": %u, \"source\": \"%s\"}",
 		(unsigned long long)i->mult, i->shift, tsc_src_name(i->src));

@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: MIT OR LGPL-2.1
+/* Word lists the kernel writes: available_clocksource and /proc/cmdline.
+ * Every byte is untrusted. */
+#include <errno.h>
+#include <string.h>
+
+#include "internal.h"
+
+static bool is_space(char c)
+{
+	return c == ' ' || c == '\t';
+}
+
+/* available_clocksource: names separated by blanks, then a newline.
+ * -ENODATA: empty, -EINVAL: no newline, -EBADMSG: a byte no name has. */
+int tsc__parse_has_name(const char *buf, size_t len, const char *name, bool *has)
+{
+	size_t i, n = strlen(name), w = 0;
+
+	if (len == 0)
+		return -ENODATA;
+	if (buf[len - 1] != '\n')
+		return -EINVAL;
+	*has = false;
+	for (i = 0; i < len; i++) {
+		char c = buf[i];
+
+		if (is_space(c) || c == '\n') {
+			if (i - w == n && n && !memcmp(buf + w, name, n))
+				*has = true;
+			w = i + 1;
+		} else if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+			     (c >= 'A' && c <= 'Z') || c == '_' || c == '-' || c == '.')) {
+			return -EBADMSG;
+		}
+	}
+	return 0;
+}
+
+/* The kernel's own parameters that say how it treats the TSC: tsc=...
+ * and clocksource=..., in the order given, before any "--" (the rest is
+ * init's).  Quoted parameters are skipped.  Returns how many were found
+ * (at most CMDLINE_MAX are kept), or -ENODATA / -EBADMSG. */
+int tsc__parse_cmdline(const char *buf, size_t len, struct cmdline_facts *c)
+{
+	const char *p = buf, *end = buf + len;
+
+	memset(c, 0, sizeof(*c));
+	if (len == 0)
+		return -ENODATA;
+	if (memchr(buf, 0, len))
+		return -EBADMSG;
+	while (p < end) {
+		const char *w;
+		size_t n;
+
+		while (p < end && (is_space(*p) || *p == '\n'))
+			p++;
+		w = p;
+		while (p < end && !is_space(*p) && *p != '\n')
+			p++;
+		n = p - w;
+		if (n == 2 && !memcmp(w, "--", 2))
+			break;
+		if ((n > 4 && !memcmp(w, "tsc=", 4)) ||
+		    (n > 12 && !memcmp(w, "clocksource=", 12))) {
+			if (memchr(w, '"', n) || n >= sizeof(c->param[0]))
+				continue;
+			c->tsc_unstable |= n == 12 && !memcmp(w, "tsc=unstable", 12);
+			if (c->n < CMDLINE_MAX) {
+				memcpy(c->param[c->n], w, n);
+				c->param[c->n][n] = 0;
+			}
+			c->n++;
+		}
+	}
+	return c->n < CMDLINE_MAX ? c->n : CMDLINE_MAX;
+}
+
+/* What a parameter means for the TSC, in the kernel's terms. */
+const char *tsc__cmdline_meaning(const char *param)
+{
+	static const struct {
+		const char *param, *meaning;
+	} known[] = {
+		{ "tsc=unstable", "the kernel marks the TSC unstable at boot" },
+		{ "tsc=reliable", "the clocksource watchdog does not check the TSC" },
+		{ "tsc=nowatchdog", "the clocksource watchdog does not check the TSC" },
+		{ "tsc=noirqtime", "no IRQ time accounting with the TSC" },
+		{ "tsc=recalibrate", "the TSC is calibrated again against the HPET or PM timer" },
+		{ "tsc=watchdog", "the clocksource watchdog checks the TSC even if it is reliable" },
+	};
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(known); i++)
+		if (!strcmp(param, known[i].param))
+			return known[i].meaning;
+	if (!strncmp(param, "clocksource=", 12))
+		return "the clocksource the kernel prefers, chosen at boot";
+	return "not a value this library knows";
+}
