@@ -18,11 +18,10 @@ int main(void)
 	uint64_t best_bare = UINT64_MAX, best_now = UINT64_MAX, best_raw = UINT64_MAX;
 	volatile uint64_t sink = 0;
 	struct tsc *t;
+	char root[64];
 	int run, i;
 
-	T_OPEN(t, .no_watcher = true);
-	if (!tsc_in_use(t))
-		SKIP("the TSC is not used on this machine");
+	t = t_open_tsc(root, false);
 	for (run = 0; run < 15; run++) {
 		uint64_t a, b, c, d;
 		uint64_t s = 0;
@@ -53,6 +52,7 @@ int main(void)
 	CHECK((double)best_raw / best_bare < 1.5, "tsc_rdtsc %.3fx bare RDTSC",
 	      (double)best_raw / best_bare);
 	tsc_close(t);
+	t_rmroot(root);
 	(void)sink;
 	DONE();
 }

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT OR LGPL-2.1
 /* Library ns against CLOCK_MONOTONIC_RAW over 400 ms: the rate error of
- * the factors in use (goal 0.1 ppm with kernel factors; 50 ppm asserted). */
+ * the factors in use (goal 0.1 ppm with kernel factors; 50 ppm asserted).
+ * Where the kernel does not use the TSC, the factors are a calibration's,
+ * given to the library by a made-up sysroot. */
 #include "t.h"
 
 /* Library reading and raw clock at one instant: narrowest bracket. */
@@ -27,11 +29,10 @@ int main(void)
 	struct tsc_info i;
 	double ppm;
 	struct tsc *t;
+	char root[64];
 
-	T_OPEN(t, .no_watcher = true);
+	t = t_open_tsc(root, false);
 	tsc_get_info(t, &i, sizeof(i));
-	if (!i.usable)
-		SKIP("the TSC is not used on this machine");
 	pair(t, &l0, &r0);
 	CHECK(llabs((long long)(l0 - r0)) < 20000, "scale off CLOCK_MONOTONIC_RAW by %lld ns at open",
 	      (long long)(l0 - r0));
@@ -42,5 +43,6 @@ int main(void)
 	       (r1 - r0) / 1e6, tsc_src_name(i.src));
 	CHECK(ppm < 50 && ppm > -50, "drift %.3f ppm", ppm);
 	tsc_close(t);
+	t_rmroot(root);
 	DONE();
 }

@@ -67,5 +67,42 @@ int main(void)
 	CHECK(tsc__parse_cpuid("0x1 0 1 2 3 100000000\n", 22, &s) == -ERANGE, "33 bits");
 	CHECK(tsc__parse_cpuid("0x1 0 1 2 3 4 5\n", 16, &s) == -EINVAL, "7 numbers");
 	CHECK(tsc__parse_cpuid("", 0, &s) == -ENODATA, "empty");
+
+	bool has = true;
+	CHECK(!tsc__parse_has_name("kvm-clock \n", 11, "tsc", &has) && !has, "kvm-clock only");
+	CHECK(!tsc__parse_has_name("tsc hpet acpi_pm \n", 18, "tsc", &has) && has, "tsc first");
+	CHECK(!tsc__parse_has_name("hpet tsc\n", 9, "tsc", &has) && has, "tsc last");
+	CHECK(!tsc__parse_has_name("tsc-early hpet\n", 15, "tsc", &has) && !has,
+	      "tsc-early is not tsc");
+	CHECK(tsc__parse_has_name("tsc hpet", 8, "tsc", &has) == -EINVAL, "no newline");
+	CHECK(tsc__parse_has_name("", 0, "tsc", &has) == -ENODATA, "empty list");
+	CHECK(tsc__parse_has_name("tsc\033[31m\n", 9, "tsc", &has) == -EBADMSG, "escape");
+
+	struct cmdline_facts cl;
+	const char *cmd = "ro clocksource=kvm-clock tsc=reliable quiet tsc=unstable -- tsc=watchdog\n";
+	CHECK(tsc__parse_cmdline(cmd, strlen(cmd), &cl) == 3 && cl.n == 3 &&
+	      !strcmp(cl.param[0], "clocksource=kvm-clock") && !strcmp(cl.param[1], "tsc=reliable") &&
+	      !strcmp(cl.param[2], "tsc=unstable"), "cmdline: %d params", cl.n);
+	CHECK(tsc__parse_cmdline("tsc= clocksource= x\n", 20, &cl) == 0, "empty values");
+	CHECK(tsc__parse_cmdline("tsc=\"unstable\"\n", 15, &cl) == 0, "quoted skipped");
+	CHECK(tsc__parse_cmdline("tsc=unstable\0x\n", 15, &cl) == -EBADMSG, "NUL byte");
+	CHECK(tsc__parse_cmdline("", 0, &cl) == -ENODATA, "empty cmdline");
+	CHECK(tsc__parse_cmdline("tsc=unstable", 12, &cl) == 1, "no newline is fine");
+	char many[1024] = "";
+	for (int k = 0; k < 20; k++)
+		strcat(many, "tsc=reliable ");
+	CHECK(tsc__parse_cmdline(many, strlen(many), &cl) == CMDLINE_MAX && cl.n == 20,
+	      "20 params: kept %d of %d", CMDLINE_MAX, cl.n);
+	CHECK(!cl.tsc_unstable, "tsc=unstable seen in tsc=reliable");
+	strcat(many, "tsc=unstable\n");
+	CHECK(tsc__parse_cmdline(many, strlen(many), &cl) == CMDLINE_MAX && cl.tsc_unstable,
+	      "tsc=unstable past the kept ones missed");
+	char lng[200] = "tsc=";
+	memset(lng + 4, 'x', 150);
+	CHECK(tsc__parse_cmdline(lng, strlen(lng), &cl) == 0, "overlong value skipped");
+	CHECK(!strcmp(tsc__cmdline_meaning("tsc=unstable"),
+		      "the kernel marks the TSC unstable at boot"), "meaning");
+	CHECK(!strcmp(tsc__cmdline_meaning("tsc=bogus"), "not a value this library knows"),
+	      "unknown meaning");
 	DONE();
 }

@@ -104,4 +104,93 @@ static inline int t_write(const char *root, const char *path, const char *s)
 	return rename(tmp, p);
 }
 
+/* Remove a made-up sysroot ("" is none). */
+static inline void t_rmroot(const char *root)
+{
+	char cmd[4200];
+
+	if (!*root)
+		return;
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+	if (system(cmd))
+		printf("# cannot remove %s\n", root);
+}
+
+/* A sysroot in which a patched kernel keeps time with a TSC it trusts at
+ * khz: it drives the decision, so the TSC paths run on any machine where
+ * RDTSC may run, whatever its kernel thinks of the TSC. */
+static inline void t_mkroot(const char *root, uint64_t khz)
+{
+	char b[64];
+
+	t_write(root, "sys/devices/system/tsc/tsc0/tsc_stable", "1\n");
+	snprintf(b, sizeof(b), "%llu\n", (unsigned long long)khz);
+	t_write(root, "sys/devices/system/tsc/tsc0/tsc_khz", b);
+	t_write(root, "sys/devices/system/tsc/tsc0/tsc_shift", "24\n");
+	snprintf(b, sizeof(b), "%llu\n", (unsigned long long)((1000000ull << 24) / khz));
+	t_write(root, "sys/devices/system/tsc/tsc0/tsc_mult", b);
+	t_write(root, "sys/devices/system/clocksource/clocksource0/current_clocksource", "tsc\n");
+	t_write(root, "sys/devices/system/clocksource/clocksource0/available_clocksource",
+		"tsc hpet\n");
+	t_write(root, "proc/cpuinfo", "processor\t: 0\nflags\t\t: tsc constant_tsc nonstop_tsc\n");
+}
+
+/* This machine's TSC rate: the live decision's factors, else a
+ * calibration.  Skips, saying why, only when RDTSC may not run here. */
+static inline uint64_t t_host_khz(void)
+{
+	struct tsc_info i;
+	struct tsc *t;
+
+	TSC_OPTS(o, .no_watcher = true);
+	TSC_OPTS(c, .no_watcher = true, .force_calibrate = true);
+	t = tsc_open(&o);
+	if (!t)
+		SKIP("tsc_open: %s", strerror(errno));
+	tsc_get_info(t, &i, sizeof(i));
+	tsc_close(t);
+	if (i.usable && i.khz)
+		return i.khz;
+	if (i.prctl_tsc == 2 || i.tsc_user == 2)
+		SKIP("RDTSC raises SIGSEGV in this task: no TSC to measure");
+	t = tsc_open(&c);
+	if (!t)
+		SKIP("tsc_open: %s", strerror(errno));
+	tsc_get_info(t, &i, sizeof(i));
+	tsc_close(t);
+	if (!i.khz)
+		SKIP("this machine's TSC cannot be calibrated");
+	return i.khz;
+}
+
+/* A handle that uses the TSC: the live one where the kernel lets it,
+ * else one on a made-up sysroot that trusts this machine's TSC (root
+ * names it, for t_rmroot; "" for the live one). */
+static inline struct tsc *t_open_tsc(char root[64], bool watcher)
+{
+	struct tsc *t;
+
+	TSC_OPTS(o, .no_watcher = !watcher);
+	*root = 0;
+	t = tsc_open(&o);
+	if (t && tsc_in_use(t))
+		return t;
+	tsc_close(t);
+	uint64_t khz = t_host_khz();
+
+	strcpy(root, "/tmp/tsc-test-XXXXXX");
+	if (!mkdtemp(root))
+		SKIP("mkdtemp: %s", strerror(errno));
+	t_mkroot(root, khz);
+	printf("# the kernel does not use the TSC here: a sysroot that trusts it at %llu kHz\n",
+	       (unsigned long long)khz);
+	TSC_OPTS(so, .sysroot = root, .no_watcher = !watcher);
+	t = tsc_open(&so);
+	if (!t || !tsc_in_use(t)) {
+		printf("# FAIL: the made-up sysroot %s does not give a TSC in use\n", root);
+		exit(1);
+	}
+	return t;
+}
+
 #endif

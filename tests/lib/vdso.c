@@ -97,6 +97,7 @@ static void fake(const char *file)
 	struct tsc *t, *live_t;
 	uint64_t f, prev, now;
 	size_t len, off;
+	char root[64] = "";
 	void *img = load(file, &len);
 
 	CHECK(img, "cannot load %s", file);
@@ -129,11 +130,21 @@ static void fake(const char *file)
 	CHECK(i.src == TSC_SRC_VDSO, "factors from %s, want vdso", tsc_src_name(i.src));
 	CHECK(i.mult == f && i.shift == 32, "factor %llu, want %llu",
 	      (unsigned long long)i.mult, (unsigned long long)f);
-	if (!i.usable) {
-		printf("# this machine does not use its TSC: switch part not run\n");
+	if (!i.usable) {	/* the stand-in drives a made-up trusting kernel */
 		tsc_close(t);
-		tsc__test_set_vdso(NULL, 0);
-		return;
+		strcpy(root, "/tmp/tsc-vdso-XXXXXX");
+		CHECK(mkdtemp(root), "mkdtemp");
+		t_mkroot(root, i.khz);
+		printf("# the kernel does not use the TSC here: switches on a sysroot that trusts it\n");
+		TSC_OPTS(o3, .sysroot = root, .no_watcher = true);
+		t = tsc_open(&o3);
+		CHECK(t, "open the sysroot with the stand-in vDSO");
+		if (!t)
+			goto out;
+		tsc_get_info(t, &i, sizeof(i));
+		CHECK(i.usable && i.src == TSC_SRC_VDSO && i.mult == f,
+		      "sysroot + stand-in: usable %d, factors from %s", i.usable,
+		      tsc_src_name(i.src));
 	}
 	prev = tsc_now_ns(t);
 
@@ -157,7 +168,9 @@ static void fake(const char *file)
 	printf("# stand-in vDSO: factor %llu, switches %llu, last step %lld ns\n",
 	       (unsigned long long)f, (unsigned long long)i.switches, (long long)i.last_step_ns);
 	tsc_close(t);
+out:
 	tsc__test_set_vdso(NULL, 0);
+	t_rmroot(root);
 }
 
 int main(int argc, char **argv)
