@@ -7,7 +7,9 @@
 
 static const char *const usable[] = {
 	"patched-good", "no-tsc0", "khz-only", "mult-0", "shift-64", "mult-inconsistent",
-	"vdso-flag-0", "vdso-garbage", "qemu64",
+	"vdso-flag-0", "vdso-garbage", "qemu64", "no-rdtscp",
+	/* only explain the decision: a note when unreadable */
+	"available-garbage", "cmdline-nul",
 };
 
 static void one(const char *base, const char *name)
