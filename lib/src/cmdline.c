@@ -39,7 +39,8 @@ int tsc__parse_has_name(const char *buf, size_t len, const char *name, bool *has
 
 /* The kernel's own parameters that say how it treats the TSC: tsc=...
  * and clocksource=..., in the order given, before any "--" (the rest is
- * init's).  Quoted parameters are skipped.  Returns how many were found
+ * init's).  As the kernel does, blanks inside double quotes do not end a
+ * parameter; a parameter with quotes is skipped.  Returns how many were found
  * (at most CMDLINE_MAX are kept), or -ENODATA / -EBADMSG. */
 int tsc__parse_cmdline(const char *buf, size_t len, struct cmdline_facts *c)
 {
@@ -52,13 +53,15 @@ int tsc__parse_cmdline(const char *buf, size_t len, struct cmdline_facts *c)
 		return -EBADMSG;
 	while (p < end) {
 		const char *w;
+		bool quoted;
 		size_t n;
 
 		while (p < end && (is_space(*p) || *p == '\n'))
 			p++;
 		w = p;
-		while (p < end && !is_space(*p) && *p != '\n')
-			p++;
+		for (quoted = false; p < end && (quoted || (!is_space(*p) && *p != '\n')); p++)
+			if (*p == '"')
+				quoted = !quoted;
 		n = p - w;
 		if (n == 2 && !memcmp(w, "--", 2))
 			break;

@@ -85,6 +85,11 @@ int main(void)
 	      !strcmp(cl.param[2], "tsc=unstable"), "cmdline: %d params", cl.n);
 	CHECK(tsc__parse_cmdline("tsc= clocksource= x\n", 20, &cl) == 0, "empty values");
 	CHECK(tsc__parse_cmdline("tsc=\"unstable\"\n", 15, &cl) == 0, "quoted skipped");
+	const char *q = "dyndbg=\"file tsc.c tsc=unstable +p\" tsc=reliable\n";
+	CHECK(tsc__parse_cmdline(q, strlen(q), &cl) == 1 && !cl.tsc_unstable &&
+	      !strcmp(cl.param[0], "tsc=reliable"), "a word inside quotes is not a parameter");
+	CHECK(tsc__parse_cmdline("x=\"open tsc=unstable\n", 21, &cl) == 0 && !cl.tsc_unstable,
+	      "an unterminated quote runs to the end");
 	CHECK(tsc__parse_cmdline("tsc=unstable\0x\n", 15, &cl) == -EBADMSG, "NUL byte");
 	CHECK(tsc__parse_cmdline("", 0, &cl) == -ENODATA, "empty cmdline");
 	CHECK(tsc__parse_cmdline("tsc=unstable", 12, &cl) == 1, "no newline is fine");
