@@ -5,13 +5,17 @@
 S := scripts
 
 .PHONY: run check deps tree kernel guest export-series checkpatch \
-	each-patch scenario clean distclean lib tools install host-check bench
+	each-patch scenario clean distclean lib tools install host-check bench \
+	fresh-check
 
 run:			## boot the patched kernel: tscinfo, a live loss of trust in the TSC; tscinfo here
 	$(S)/demo
 
 check:			## every test, host and guest; ends with "check: N passed, ..."
 	$(S)/check
+
+fresh-check:		## make check in a new Debian 12 chroot (debootstrap): catches missing packages
+	$(S)/fresh-check
 
 deps:			## install the Debian packages the test bed needs
 	$(S)/install-deps

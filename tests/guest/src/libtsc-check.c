@@ -13,7 +13,8 @@
  *			ns agree with CLOCK_MONOTONIC_RAW within 1 ppm over 2 s
  *   fallback WHY...	the TSC is not used, ns come from CLOCK_MONOTONIC_RAW,
  *			and every "no" reason is one of WHY: stable0
- *			(tsc_stable=0), cs (clocksource not tsc), enodev
+ *			(tsc_stable=0), unavailable (tsc not in
+ *			available_clocksource), cs (clocksource not tsc), enodev
  *			(__vdso_tsc_raw() -ENODEV), invariant (no invariant
  *			TSC flag and no kernel to vouch for the TSC); each
  *			WHY is given
@@ -306,6 +307,7 @@ static const struct {
 	const char *word, *text;
 } whys[] = {
 	{ "stable0", "tsc0/tsc_stable=0" },
+	{ "unavailable", "tsc is not in available_clocksource" },
 	{ "cs", "current_clocksource is " },
 	{ "enodev", "__vdso_tsc_raw returned -ENODEV" },
 	{ "invariant", "no invariant TSC" },
