@@ -42,6 +42,9 @@
  * Thread safety: every read function and tsc_get_info(), tsc_reasons(),
  * tsc_ns_to_clock() may be called from any thread at any time.  The
  * handle must outlive all of them; tsc_close() is not concurrent-safe.
+ * The watcher thread ("tsc-watch") blocks every signal.  After fork()
+ * the parent's handles are untouched and the child's follow the kernel
+ * with fds and a watcher of their own (a pthread_atfork handler).
  *
  * The inline functions are also exported as real symbols for bindings
  * (built from src/ffi.c).  ABI: struct tsc_fast is part of it.
@@ -84,6 +87,16 @@ struct tsc_opts {
 	bool no_rdtscp;		/* ordered reads use LFENCE;RDTSC even with RDTSCP */
 	bool force_fallback;	/* never use the TSC (benchmarks, tests) */
 	enum tsc_fallback fallback;
+	/* The watcher thread, "tsc-watch", runs with every signal blocked.
+	 * watcher_cpus: the CPUs it may run on, a cpu_set_t (or CPU_ALLOC
+	 * set) of watcher_cpus_size bytes, copied at open; NULL: inherited.
+	 * watcher_policy: 0 inherited, else SCHED_FIFO or SCHED_RR at
+	 * watcher_priority.  What the system refuses (EPERM, CPUs not
+	 * allowed) is said in the reasons, and the watcher runs without it. */
+	const void *watcher_cpus;
+	size_t watcher_cpus_size;
+	int watcher_policy;
+	int watcher_priority;
 	size_t :0;
 };
 

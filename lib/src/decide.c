@@ -326,6 +326,11 @@ void tsc__decide(struct tsc *t, struct decision *d)
 		NOTE("ordered reads: RDTSCP");
 	else
 		NOTE("ordered reads: LFENCE;RDTSC (%s)", t->sf.rdtscp_why);
+	if (t->watch_err)
+		NOTE("cannot follow the kernel (%s): this decision stays until "
+		     "tsc_process_events() is called", strerror(-t->watch_err));
+	if (*t->watch_why)
+		NOTE("%s", t->watch_why);
 	d->usable = ok;
 	d->rdtsc_ok = run;
 }

@@ -192,6 +192,10 @@ struct tsc {
 	int nwatch;
 	pthread_t thread;
 	bool thread_on;
+	int watch_err;		/* why the kernel cannot be followed; 0 if it can */
+	char watch_why[160];	/* watcher settings the system refused */
+	void *wcpus;		/* copy of opts.watcher_cpus */
+	struct tsc *reg_next, *reg_prev;	/* every open handle, for fork() */
 };
 
 /* open.c */
@@ -218,5 +222,7 @@ int tsc__reanchor(struct tsc *t);
 /* watch.c */
 int tsc__watch_start(struct tsc *t);
 void tsc__watch_stop(struct tsc *t);
+void tsc__register(struct tsc *t);
+void tsc__unregister(struct tsc *t);
 
 #endif

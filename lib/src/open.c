@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT OR LGPL-2.1
 /* Opening and closing a handle, options, info and reasons. */
 #include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,16 @@ static int copy_opts(struct tsc_opts *dst, const struct tsc_opts *src)
 	if (dst->fallback != TSC_FALLBACK_MONOTONIC_RAW &&
 	    dst->fallback != TSC_FALLBACK_MONOTONIC)
 		return -EINVAL;
+	if (!dst->watcher_cpus != !dst->watcher_cpus_size ||
+	    dst->watcher_cpus_size > (1 << 20))
+		return -EINVAL;
+	if (dst->watcher_policy == 0 && dst->watcher_priority)
+		return -EINVAL;
+	if (dst->watcher_policy &&
+	    ((dst->watcher_policy != SCHED_FIFO && dst->watcher_policy != SCHED_RR) ||
+	     dst->watcher_priority < sched_get_priority_min(dst->watcher_policy) ||
+	     dst->watcher_priority > sched_get_priority_max(dst->watcher_policy)))
+		return -EINVAL;
 	return 0;
 }
 
@@ -59,12 +70,20 @@ TSC_API struct tsc *tsc_open(const struct tsc_opts *opts)
 		strcpy(t->root, t->opts.sysroot);
 	t->opts.sysroot = NULL;	/* the caller's string need not outlive us */
 	t->live = !*t->root;
-	pthread_mutex_init(&t->lock, NULL);
 	d = malloc(sizeof(*d));
-	if (!d) {
+	if (t->opts.watcher_cpus) {
+		t->wcpus = malloc(t->opts.watcher_cpus_size);
+		if (t->wcpus)
+			memcpy(t->wcpus, t->opts.watcher_cpus, t->opts.watcher_cpus_size);
+	}
+	t->opts.watcher_cpus = NULL;
+	if (!d || (t->opts.watcher_cpus_size && !t->wcpus)) {
+		free(d);
+		free(t->wcpus);
 		free(t);
 		return errno = ENOMEM, NULL;
 	}
+	pthread_mutex_init(&t->lock, NULL);
 	pthread_mutex_lock(&t->lock);
 	tsc__static_facts(t);
 	tsc__dyn_facts(t, &t->df);
@@ -72,12 +91,23 @@ TSC_API struct tsc *tsc_open(const struct tsc_opts *opts)
 	tsc__publish(t, d);
 	tsc__reanchor(t);
 	pthread_mutex_unlock(&t->lock);
-	free(d);
+	/* Without fds or a thread (EMFILE, EAGAIN) the handle still decided
+	 * and reads; it says that it cannot follow the kernel. */
 	err = tsc__watch_start(t);
-	if (err) {
+	if (err == -ENOMEM) {
+		free(d);
 		tsc_close(t);
-		return errno = -err, NULL;
+		return errno = ENOMEM, NULL;
 	}
+	if (err || *t->watch_why) {
+		pthread_mutex_lock(&t->lock);
+		t->watch_err = err;
+		tsc__decide(t, d);
+		tsc__publish(t, d);
+		pthread_mutex_unlock(&t->lock);
+	}
+	free(d);
+	tsc__register(t);
 	return t;
 }
 
@@ -85,8 +115,10 @@ TSC_API void tsc_close(struct tsc *t)
 {
 	if (!t)
 		return;
+	tsc__unregister(t);
 	tsc__watch_stop(t);
 	pthread_mutex_destroy(&t->lock);
+	free(t->wcpus);
 	free(t);
 }
 

@@ -6,10 +6,18 @@
  * in a sysroot never wake), and an eventfd that stops the thread.  Every
  * wake re-reads everything: reading is what the decision is made from,
  * and it also clears the kernfs event.
+ *
+ * fork(): every open handle is in a registry; a pthread_atfork handler
+ * holds each handle's lock across the fork, and in the child gives the
+ * handle fds and a watcher of its own.  The child's copies of the
+ * parent's fds are closed, never written: whatever the child does, the
+ * parent's watcher goes on.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/timerfd.h>
@@ -58,6 +66,8 @@ TSC_API int tsc_fd(struct tsc *t)
 {
 	if (!t)
 		return tsc__set_errno(-EINVAL);
+	if (t->epfd < 0)
+		return tsc__set_errno(t->watch_err ? t->watch_err : -EBADF);
 	return t->epfd;
 }
 
@@ -79,6 +89,52 @@ static void *watcher(void *arg)
 	return NULL;
 }
 
+static const char *policy_name(int policy)
+{
+	return policy == SCHED_FIFO ? "SCHED_FIFO" : policy == SCHED_RR ? "SCHED_RR" : "policy";
+}
+
+/* The thread is created with every signal blocked, so that it never
+ * takes a process-directed signal the caller blocks later (signalfd). */
+static int start_thread(struct tsc *t)
+{
+	sigset_t all, old;
+	size_t len;
+	int err;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	err = pthread_create(&t->thread, NULL, watcher, t);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (err)
+		return -err;
+	t->thread_on = true;
+	pthread_setname_np(t->thread, "tsc-watch");
+	t->watch_why[0] = 0;
+	if (t->wcpus) {
+		err = pthread_setaffinity_np(t->thread, t->opts.watcher_cpus_size, t->wcpus);
+		if (err)
+			snprintf(t->watch_why, sizeof(t->watch_why),
+				 "watcher CPUs refused (%s): it runs on the inherited ones; ",
+				 strerror(err));
+	}
+	if (t->opts.watcher_policy) {
+		struct sched_param sp = { .sched_priority = t->opts.watcher_priority };
+
+		err = pthread_setschedparam(t->thread, t->opts.watcher_policy, &sp);
+		len = strlen(t->watch_why);
+		if (err)
+			snprintf(t->watch_why + len, sizeof(t->watch_why) - len,
+				 "watcher %s %d refused (%s): it runs with the inherited policy",
+				 policy_name(t->opts.watcher_policy), t->opts.watcher_priority,
+				 strerror(err));
+	}
+	len = strlen(t->watch_why);
+	if (len >= 2 && !strcmp(t->watch_why + len - 2, "; "))
+		t->watch_why[len - 2] = 0;
+	return 0;
+}
+
 static int add(int epfd, int fd, uint32_t events)
 {
 	struct epoll_event ev = { .events = events, .data.fd = fd };
@@ -93,18 +149,21 @@ int tsc__watch_start(struct tsc *t)
 	size_t i;
 	int err;
 
+	t->nwatch = 0;
 	t->epfd = epoll_create1(EPOLL_CLOEXEC);
 	t->timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	t->stopfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (t->epfd < 0 || t->timerfd < 0 || t->stopfd < 0)
-		return -errno;
-	if (timerfd_settime(t->timerfd, 0, &its, NULL))
-		return -errno;
-	err = add(t->epfd, t->timerfd, EPOLLIN);
+	err = t->epfd < 0 || t->timerfd < 0 || t->stopfd < 0 ? -errno : 0;
+	if (!err && timerfd_settime(t->timerfd, 0, &its, NULL))
+		err = -errno;
+	if (!err)
+		err = add(t->epfd, t->timerfd, EPOLLIN);
 	if (!err)
 		err = add(t->epfd, t->stopfd, EPOLLIN);
-	if (err)
+	if (err) {
+		tsc__watch_stop(t);
 		return err;
+	}
 	/* Sysfs files only: epoll refuses regular files (EPERM). */
 	for (i = 0; t->live && i < ARRAY_SIZE(watched); i++) {
 		int fd;
@@ -122,11 +181,7 @@ int tsc__watch_start(struct tsc *t)
 	}
 	if (t->opts.no_watcher)
 		return 0;
-	err = pthread_create(&t->thread, NULL, watcher, t);
-	if (err)
-		return -err;
-	t->thread_on = true;
-	return 0;
+	return start_thread(t);
 }
 
 void tsc__watch_stop(struct tsc *t)
@@ -150,4 +205,73 @@ void tsc__watch_stop(struct tsc *t)
 		close(t->timerfd);
 	if (t->stopfd >= 0)
 		close(t->stopfd);
+	t->epfd = t->timerfd = t->stopfd = -1;
+}
+
+static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t reg_once = PTHREAD_ONCE_INIT;
+static struct tsc *reg_head;
+
+static void fork_prepare(void)
+{
+	struct tsc *t;
+
+	pthread_mutex_lock(&reg_lock);
+	for (t = reg_head; t; t = t->reg_next)
+		pthread_mutex_lock(&t->lock);
+}
+
+static void fork_parent(void)
+{
+	struct tsc *t;
+
+	for (t = reg_head; t; t = t->reg_next)
+		pthread_mutex_unlock(&t->lock);
+	pthread_mutex_unlock(&reg_lock);
+}
+
+/* The child has no watcher thread, and shares the parent's fds: drop
+ * its copies (closing them leaves the parent's untouched) and start
+ * over.  What cannot be started is said in the next decision. */
+static void fork_child(void)
+{
+	struct tsc *t;
+
+	for (t = reg_head; t; t = t->reg_next) {
+		t->thread_on = false;
+		tsc__watch_stop(t);
+		t->watch_err = tsc__watch_start(t);
+		pthread_mutex_unlock(&t->lock);
+	}
+	pthread_mutex_unlock(&reg_lock);
+}
+
+static void reg_init(void)
+{
+	pthread_atfork(fork_prepare, fork_parent, fork_child);
+}
+
+void tsc__register(struct tsc *t)
+{
+	pthread_once(&reg_once, reg_init);
+	pthread_mutex_lock(&reg_lock);
+	t->reg_prev = NULL;
+	t->reg_next = reg_head;
+	if (reg_head)
+		reg_head->reg_prev = t;
+	reg_head = t;
+	pthread_mutex_unlock(&reg_lock);
+}
+
+void tsc__unregister(struct tsc *t)
+{
+	pthread_mutex_lock(&reg_lock);
+	if (t->reg_prev)
+		t->reg_prev->reg_next = t->reg_next;
+	else if (reg_head == t)
+		reg_head = t->reg_next;
+	if (t->reg_next)
+		t->reg_next->reg_prev = t->reg_prev;
+	t->reg_next = t->reg_prev = NULL;
+	pthread_mutex_unlock(&reg_lock);
 }

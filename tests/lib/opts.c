@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: MIT OR LGPL-2.1
 /* Options and argument checking: sizes, unknown tails, bad values, errno. */
+#include <sched.h>
+
 #include "t.h"
 
 int main(void)
@@ -39,6 +41,17 @@ int main(void)
 	TSC_OPTS(empty, .sysroot = "");
 	errno = 0;
 	CHECK(!tsc_open(&empty) && errno == EINVAL, "empty sysroot accepted");
+	char set[128] = { 1 };
+	TSC_OPTS(w1, .watcher_cpus = set);
+	CHECK(!tsc_open(&w1) && errno == EINVAL, "watcher_cpus without a size accepted");
+	TSC_OPTS(w2, .watcher_cpus_size = sizeof(set));
+	CHECK(!tsc_open(&w2) && errno == EINVAL, "a size without watcher_cpus accepted");
+	TSC_OPTS(w3, .watcher_policy = 7, .watcher_priority = 1);
+	CHECK(!tsc_open(&w3) && errno == EINVAL, "policy 7 accepted");
+	TSC_OPTS(w4, .watcher_policy = SCHED_FIFO, .watcher_priority = 0);
+	CHECK(!tsc_open(&w4) && errno == EINVAL, "SCHED_FIFO priority 0 accepted");
+	TSC_OPTS(w5, .watcher_priority = 3);
+	CHECK(!tsc_open(&w5) && errno == EINVAL, "a priority without a policy accepted");
 
 	TSC_OPTS(ok, .no_watcher = true, .force_fallback = true);
 	CHECK(ok.sz == sizeof(struct tsc_opts) && !ok.sysroot && !ok.force_calibrate,

@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: MIT OR LGPL-2.1
+/*
+ * fork(), the prefork-server way: after a fork the parent's handle goes
+ * on following the kernel whatever the child does (here: tsc_close()),
+ * the child's handle follows it too, and a fork while another thread
+ * holds the handle's lock leaves the child a lock it can take.  The
+ * "kernel" is a made-up sysroot whose files the test rewrites; the
+ * watcher sees them on its 1 s timer.
+ */
+#include <pthread.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "t.h"
+
+#define STABLE "sys/devices/system/tsc/tsc0/tsc_stable"
+
+static bool wait_in_use(struct tsc *t, bool want)
+{
+	int k;
+
+	for (k = 0; k < 40 && tsc_in_use(t) != want; k++)
+		t_sleep_ms(100);
+	return tsc_in_use(t) == want;
+}
+
+static int child_status(pid_t pid)
+{
+	int st;
+
+	if (waitpid(pid, &st, 0) != pid)
+		return -1;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+static struct tsc *busy_h;
+static int busy_stop;
+
+static void *busy(void *arg)
+{
+	while (!__atomic_load_n(&busy_stop, __ATOMIC_RELAXED))
+		tsc_process_events(busy_h);	/* takes and drops the lock */
+	return NULL;
+}
+
+int main(void)
+{
+	char root[] = "/tmp/tsc-fork-XXXXXX";
+	struct tsc_info i;
+	pthread_t th;
+	struct tsc *h;
+	pid_t pid;
+	int k, bad;
+
+	if (!mkdtemp(root))
+		SKIP("mkdtemp: %s", strerror(errno));
+	t_mkroot(root, t_host_khz());
+	TSC_OPTS(o, .sysroot = root);
+	h = tsc_open(&o);
+	CHECK(h && tsc_in_use(h), "sysroot handle not in use");
+	if (!h)
+		DONE();
+
+	/* 1. The child closes its handle: the parent still follows. */
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		tsc_close(h);
+		_exit(0);
+	}
+	CHECK(child_status(pid) == 0, "child that closed its handle failed");
+	t_write(root, STABLE, "0\n");
+	CHECK(wait_in_use(h, false), "parent stopped following the kernel after the child's tsc_close()");
+	t_write(root, STABLE, "1\n");
+	CHECK(wait_in_use(h, true), "parent did not take the TSC back");
+
+	/* 2. The child's handle follows the kernel on its own. */
+	pid = fork();
+	if (pid == 0) {
+		alarm(10);
+		t_write(root, STABLE, "0\n");
+		_exit(wait_in_use(h, false) ? 0 : 1);
+	}
+	k = child_status(pid);
+	CHECK(k == 0, "child's handle did not follow the kernel (status %d)", k);
+	t_write(root, STABLE, "1\n");
+	CHECK(wait_in_use(h, true), "parent did not take the TSC back after the child");
+
+	/* 3. Forks while another thread keeps taking the lock. */
+	busy_h = h;
+	pthread_create(&th, NULL, busy, NULL);
+	for (k = 0, bad = 0; k < 50; k++) {
+		pid = fork();
+		if (pid == 0) {
+			alarm(5);	/* a lock inherited held: SIGALRM */
+			tsc_get_info(h, &i, sizeof(i));
+			tsc_process_events(h);
+			tsc_close(h);
+			_exit(0);
+		}
+		bad += child_status(pid) != 0;
+	}
+	__atomic_store_n(&busy_stop, 1, __ATOMIC_RELAXED);
+	pthread_join(th, NULL);
+	CHECK(bad == 0, "%d of 50 children could not use or close the handle", bad);
+	printf("# figure: 50 forks under lock traffic, %d children failed\n", bad);
+	tsc_close(h);
+	t_rmroot(root);
+	DONE();
+}

@@ -1,0 +1,187 @@
+// SPDX-License-Identifier: MIT OR LGPL-2.1
+/*
+ * The watcher thread: it takes no signal (a SIGTERM blocked after open
+ * and read from a signalfd does not kill the process), it is named
+ * tsc-watch, it runs on the CPUs and at the policy asked for, and says
+ * so when the system refuses them.  Without fds or a thread (EMFILE,
+ * EAGAIN) tsc_open() still gives a handle that decides and reads, and
+ * says it cannot follow the kernel.  Each case runs in a child.
+ */
+#include <dirent.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "t.h"
+
+/* The tid of the thread named tsc-watch, or -1. */
+static pid_t watcher_tid(void)
+{
+	char p[300], comm[32];
+	struct dirent *e;
+	pid_t tid = -1;
+	DIR *d = opendir("/proc/self/task");
+	FILE *f;
+
+	while (d && (e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(p, sizeof(p), "/proc/self/task/%s/comm", e->d_name);
+		f = fopen(p, "r");
+		if (f && fgets(comm, sizeof(comm), f) && !strcmp(comm, "tsc-watch\n"))
+			tid = atoi(e->d_name);
+		if (f)
+			fclose(f);
+	}
+	if (d)
+		closedir(d);
+	return tid;
+}
+
+static void sigterm_to_signalfd(void)
+{
+	struct signalfd_siginfo si;
+	struct pollfd p;
+	sigset_t set;
+	struct tsc *t = tsc_open(NULL);
+
+	CHECK(t, "open");
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);	/* after open, as a server does */
+	p.fd = signalfd(-1, &set, SFD_CLOEXEC);
+	p.events = POLLIN;
+	/* Which thread the kernel picks varies: a watcher that does not
+	 * block SIGTERM was seen to kill the process once in three. */
+	for (int k = 0; k < 20; k++) {
+		kill(getpid(), SIGTERM);
+		CHECK(poll(&p, 1, 2000) == 1 && read(p.fd, &si, sizeof(si)) == sizeof(si) &&
+		      si.ssi_signo == SIGTERM, "SIGTERM %d not read from the signalfd", k);
+		t_sleep_ms(5);
+	}
+	CHECK(watcher_tid() > 0, "no thread named tsc-watch");
+	tsc_close(t);
+	CHECK(watcher_tid() < 0, "tsc-watch still there after tsc_close()");
+}
+
+static void cpus_and_policy(void)
+{
+	cpu_set_t one, got;
+	struct tsc *t;
+	pid_t tid;
+
+	CPU_ZERO(&one);
+	sched_getaffinity(0, sizeof(got), &got);
+	for (int c = CPU_SETSIZE - 1; c >= 0; c--)	/* the last allowed CPU */
+		if (CPU_ISSET(c, &got)) {
+			CPU_SET(c, &one);
+			break;
+		}
+	TSC_OPTS(o, .watcher_cpus = &one, .watcher_cpus_size = sizeof(one),
+		 .watcher_policy = SCHED_FIFO, .watcher_priority = 10);
+	t = tsc_open(&o);
+	CHECK(t, "open with watcher options");
+	if (!t)
+		return;
+	tid = watcher_tid();
+	CHECK(tid > 0 && !sched_getaffinity(tid, sizeof(got), &got) && CPU_EQUAL(&got, &one),
+	      "watcher not on the CPU asked for");
+	if (geteuid() == 0) {
+		CHECK(sched_getscheduler(tid) == SCHED_FIFO, "watcher not SCHED_FIFO (%d)",
+		      sched_getscheduler(tid));
+		CHECK(!t_reason(t, "refused"), "root was refused");
+	}
+	tsc_close(t);
+}
+
+/* Unprivileged: SCHED_FIFO is refused, and said. */
+static void refused(void)
+{
+	struct rlimit r = { 0, 0 };
+	struct tsc *t;
+
+	setrlimit(RLIMIT_RTPRIO, &r);
+	if (geteuid() == 0 && setuid(65534))
+		return;
+	TSC_OPTS(o, .watcher_policy = SCHED_RR, .watcher_priority = 5);
+	t = tsc_open(&o);
+	CHECK(t, "open: a refused policy must not fail it: %s", strerror(errno));
+	if (!t)
+		return;
+	CHECK(t_reason(t, "watcher SCHED_RR 5 refused"), "no reason for the refused policy");
+	CHECK(watcher_tid() > 0, "no watcher at the inherited policy");
+	tsc_close(t);
+}
+
+/* No fds: the handle decides and reads, and says it cannot follow. */
+static void no_fds(void)
+{
+	struct rlimit r = { 3, 3 };	/* stdin, stdout, stderr */
+	struct tsc *t;
+	uint64_t a, b;
+
+	setrlimit(RLIMIT_NOFILE, &r);
+	TSC_OPTS(o, .no_watcher = true);
+	t = tsc_open(&o);
+	CHECK(t, "open with no fd to spare: %s", strerror(errno));
+	if (!t)
+		return;
+	a = tsc_now_ns(t);
+	b = tsc_now_ns(t);
+	CHECK(a && b >= a, "reads");
+	CHECK(tsc_fd(t) < 0, "tsc_fd() without fds");
+	CHECK(t_reason(t, "cannot follow the kernel"), "no reason for the missing fds");
+	tsc_close(t);
+}
+
+/* No thread (EAGAIN: RLIMIT_NPROC for an unprivileged user). */
+static void no_thread(void)
+{
+	struct rlimit r = { 0, 0 };
+	struct tsc *t;
+
+	if (geteuid() == 0 && setuid(65534))
+		return;
+	setrlimit(RLIMIT_NPROC, &r);
+	t = tsc_open(NULL);
+	CHECK(t, "open with no thread to spare: %s", strerror(errno));
+	if (!t)
+		return;
+	CHECK(tsc_now_ns(t) > 0, "reads");
+	CHECK(t_reason(t, "cannot follow the kernel"), "no reason for the missing thread");
+	CHECK(tsc_fd(t) >= 0, "the fd is still there for the caller's loop");
+	tsc_close(t);
+}
+
+static void run(const char *name, void (*fn)(void))
+{
+	pid_t pid;
+	int st;
+
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		alarm(20);
+		fn();
+		fflush(stdout);
+		_exit(t_failed);
+	}
+	waitpid(pid, &st, 0);
+	CHECK(WIFEXITED(st) && !WEXITSTATUS(st), "%s: %s %d", name,
+	      WIFEXITED(st) ? "failed, status" : "killed by signal",
+	      WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
+}
+
+int main(void)
+{
+	run("SIGTERM to a signalfd", sigterm_to_signalfd);
+	run("watcher CPUs and policy", cpus_and_policy);
+	run("refused policy", refused);
+	run("no fds", no_fds);
+	run("no thread", no_thread);
+	DONE();
+}
