@@ -35,8 +35,8 @@ export-series:		## save the commits in build/linux as kernel/series/
 checkpatch:		## checkpatch.pl --strict on every patch of the series
 	$(S)/checkpatch-series
 
-each-patch:		## build the kernel after each patch in turn
-	$(S)/build-each-patch
+each-patch:		## build the whole kernel after each patch in turn
+	$(S)/build-each-patch --full
 
 scenario: guest		## boot one scenario: make scenario NAME=default
 	$(S)/run-scenario $(NAME)

@@ -18,7 +18,16 @@
  *   tsc_fd() + tsc_process_events() from the caller's event loop) and
  *   switches between TSC and fallback on its own.  Nanoseconds stay on one
  *   scale across a switch: the new source is offset so that it continues
- *   from the old one at the switch, so a thread never sees time go back.
+ *   from the old one at the switch, a little ahead (the time the switch
+ *   took to read the new source, plus 1 us for the skew between CPUs).
+ *   Ordering promised:
+ *     - within one thread, neither tsc_now_ns() nor tsc_now_ns_ordered()
+ *       ever goes back, across any number of switches;
+ *     - between threads, a tsc_now_ns_ordered() that starts after another
+ *       thread's read returned (as seen through any synchronization) is
+ *       not below it;
+ *     - tsc_now_ns() promises nothing between threads: its RDTSC may run
+ *       before earlier loads (tests/lib/order.c saw tens of us on a VM).
  *   The offset (the "step" between the library's scale and the new source)
  *   is reported by tsc_get_info().
  *
@@ -43,8 +52,9 @@
  * tsc_ns_to_clock() may be called from any thread at any time.  The
  * handle must outlive all of them; tsc_close() is not concurrent-safe.
  * The watcher thread ("tsc-watch") blocks every signal.  After fork()
- * the parent's handles are untouched and the child's follow the kernel
- * with fds and a watcher of their own (a pthread_atfork handler).
+ * the parent's handles are untouched; the child stays single-threaded
+ * until its first non-inline call on a handle, which gives the handle
+ * fds and a watcher of its own (see tsc_open(3)).
  *
  * The inline functions are also exported as real symbols for bindings
  * (built from src/ffi.c).  ABI: struct tsc_fast is part of it.
@@ -207,24 +217,33 @@ struct tsc_xcpu_result {
 int tsc_xcpu_check(struct tsc *t, unsigned int ms,
 		   struct tsc_xcpu_result *res, size_t sz);
 
-const char *tsc_version(void);	/* "0.1.0": the library actually loaded */
+const char *tsc_version(void);	/* "0.2.0": the library actually loaded */
 
 /*
- * Fast path.  The published state is the first member of struct tsc and
- * is read under a sequence count (odd while being rewritten).
+ * Fast path.  The published state is the first member of struct tsc: two
+ * copies, the kernel's seqcount latch.  The writer bumps seq, rewrites the
+ * copy readers are not using, bumps seq again and rewrites the other; a
+ * reader takes copy seq & 1 and retries only if seq moved meanwhile, that
+ * is, only when the writer made progress.  A reader never waits for the
+ * writer: reads are wait-free for the writer's whole update, and
+ * async-signal-safe (a signal handler may read in the middle of one).
  */
 enum { TSC_MODE_CLOCK = 0, TSC_MODE_TSC = 1 };
 
-struct tsc_fast {
-	uint32_t seq;
+struct tsc_fast_state {
 	uint32_t mode;		/* TSC_MODE_TSC or TSC_MODE_CLOCK */
 	uint32_t shift;
 	uint32_t rdtscp;	/* ordered reads may use RDTSCP */
+	int32_t clock;
 	uint64_t mult;
 	uint64_t offset;	/* ns = (ticks * mult >> shift) + offset */
 	uint64_t clock_offset;	/* ns = clock_gettime(clock) + clock_offset */
-	int32_t clock;
+};
+
+struct tsc_fast {
+	uint32_t seq;
 	uint32_t pad;
+	struct tsc_fast_state s[2];
 };
 
 #define __tsc_ld(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
@@ -232,6 +251,20 @@ struct tsc_fast {
 static inline const struct tsc_fast *__tsc_fast(const struct tsc *t)
 {
 	return (const struct tsc_fast *)t;
+}
+
+/* The copy to read now, and seq to check afterwards. */
+static inline const struct tsc_fast_state *__tsc_begin(const struct tsc *t, uint32_t *seq)
+{
+	*seq = __atomic_load_n(&__tsc_fast(t)->seq, __ATOMIC_ACQUIRE);
+	return &__tsc_fast(t)->s[*seq & 1];
+}
+
+/* Did the copy stay put while it was read? */
+static inline bool __tsc_end(const struct tsc *t, uint32_t seq)
+{
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	return __builtin_expect(__tsc_ld(__tsc_fast(t)->seq) == seq, 1);
 }
 
 /* RDTSC, not ordered against surrounding instructions. */
@@ -243,13 +276,11 @@ TSCINLINE uint64_t tsc_rdtsc(void)
 	return ((uint64_t)hi << 32) | lo;
 }
 
-/* RDTSC after all earlier instructions: RDTSCP when the CPU has it (and
- * the handle allows it), else LFENCE;RDTSC. */
-TSCINLINE uint64_t tsc_rdtsc_ordered(const struct tsc *t)
+static inline uint64_t __tsc_rdtsc_ordered(bool rdtscp)
 {
 	uint32_t lo, hi, aux;
 
-	if (__tsc_ld(__tsc_fast(t)->rdtscp))
+	if (rdtscp)
 		__asm__ __volatile__("rdtscp" : "=a"(lo), "=d"(hi), "=c"(aux)
 				     :: "memory");
 	else
@@ -258,70 +289,91 @@ TSCINLINE uint64_t tsc_rdtsc_ordered(const struct tsc *t)
 	return ((uint64_t)hi << 32) | lo;
 }
 
+/* RDTSC after all earlier instructions: RDTSCP when the CPU has it (and
+ * the handle allows it), else LFENCE;RDTSC. */
+TSCINLINE uint64_t tsc_rdtsc_ordered(const struct tsc *t)
+{
+	uint32_t seq;
+
+	return __tsc_rdtsc_ordered(__tsc_ld(__tsc_begin(t, &seq)->rdtscp));
+}
+
 /* True while the TSC is in use (reads do not make syscalls). */
 TSCINLINE bool tsc_in_use(const struct tsc *t)
 {
-	return __tsc_ld(__tsc_fast(t)->mode) == TSC_MODE_TSC;
+	uint32_t seq;
+
+	return __tsc_ld(__tsc_begin(t, &seq)->mode) == TSC_MODE_TSC;
+}
+
+static inline uint64_t __tsc_mul(uint64_t ticks, uint64_t mult, uint32_t shift)
+{
+	return (uint64_t)(((unsigned __int128)ticks * mult) >> shift);
 }
 
 /* A tick delta in ns, exact (128-bit product) for any delta up to years. */
 TSCINLINE uint64_t tsc_delta_to_ns(const struct tsc *t, uint64_t delta)
 {
-	const struct tsc_fast *f = __tsc_fast(t);
+	const struct tsc_fast_state *s;
+	uint32_t seq;
+	uint64_t ns;
 
-	return (uint64_t)(((unsigned __int128)delta * __tsc_ld(f->mult)) >>
-			  __tsc_ld(f->shift));
+	do {
+		s = __tsc_begin(t, &seq);
+		ns = __tsc_mul(delta, __tsc_ld(s->mult), __tsc_ld(s->shift));
+	} while (!__tsc_end(t, seq));
+	return ns;
 }
 
 /* Absolute ticks (from tsc_rdtsc*) to the library's ns scale.  Only
  * meaningful for ticks read while tsc_in_use(). */
 TSCINLINE uint64_t tsc_ticks_to_ns(const struct tsc *t, uint64_t ticks)
 {
-	const struct tsc_fast *f = __tsc_fast(t);
+	const struct tsc_fast_state *s;
 	uint32_t seq;
 	uint64_t ns;
 
 	do {
-		seq = __atomic_load_n(&f->seq, __ATOMIC_ACQUIRE);
-		ns = (uint64_t)(((unsigned __int128)ticks * __tsc_ld(f->mult)) >>
-				__tsc_ld(f->shift)) + __tsc_ld(f->offset);
-		__atomic_thread_fence(__ATOMIC_ACQUIRE);
-	} while ((seq & 1) || __tsc_ld(f->seq) != seq);
+		s = __tsc_begin(t, &seq);
+		ns = __tsc_mul(ticks, __tsc_ld(s->mult), __tsc_ld(s->shift)) +
+		     __tsc_ld(s->offset);
+	} while (!__tsc_end(t, seq));
 	return ns;
 }
 
 static inline uint64_t __tsc_now(const struct tsc *t, bool ordered)
 {
-	const struct tsc_fast *f = __tsc_fast(t);
+	const struct tsc_fast_state *s;
 	struct timespec ts;
 	uint32_t seq;
 	uint64_t ns;
 
-	for (;;) {
-		seq = __atomic_load_n(&f->seq, __ATOMIC_ACQUIRE);
-		if (__builtin_expect(__tsc_ld(f->mode) == TSC_MODE_TSC, 1)) {
-			uint64_t c = ordered ? tsc_rdtsc_ordered(t) : tsc_rdtsc();
+	do {
+		s = __tsc_begin(t, &seq);
+		if (__builtin_expect(__tsc_ld(s->mode) == TSC_MODE_TSC, 1)) {
+			uint64_t c = ordered ? __tsc_rdtsc_ordered(__tsc_ld(s->rdtscp)) :
+					       tsc_rdtsc();
 
-			ns = (uint64_t)(((unsigned __int128)c * __tsc_ld(f->mult)) >>
-					__tsc_ld(f->shift)) + __tsc_ld(f->offset);
+			ns = __tsc_mul(c, __tsc_ld(s->mult), __tsc_ld(s->shift)) +
+			     __tsc_ld(s->offset);
 		} else {
-			clock_gettime(__tsc_ld(f->clock), &ts);
+			clock_gettime(__tsc_ld(s->clock), &ts);
 			ns = (uint64_t)ts.tv_sec * 1000000000u + ts.tv_nsec +
-			     __tsc_ld(f->clock_offset);
+			     __tsc_ld(s->clock_offset);
 		}
-		__atomic_thread_fence(__ATOMIC_ACQUIRE);
-		if (__builtin_expect(!(seq & 1) && __tsc_ld(f->seq) == seq, 1))
-			return ns;
-	}
+	} while (!__tsc_end(t, seq));
+	return ns;
 }
 
-/* Now, in ns on the library's scale (see top of file). */
+/* Now, in ns on the library's scale (see top of file): never below an
+ * earlier read of this thread. */
 TSCINLINE uint64_t tsc_now_ns(const struct tsc *t)
 {
 	return __tsc_now(t, false);
 }
 
-/* Now, read after all earlier instructions have completed. */
+/* Now, read after all earlier instructions have completed: also never
+ * below a read another thread finished before this one started. */
 TSCINLINE uint64_t tsc_now_ns_ordered(const struct tsc *t)
 {
 	return __tsc_now(t, true);

@@ -37,14 +37,46 @@ int tsc__parse_has_name(const char *buf, size_t len, const char *name, bool *has
 	return 0;
 }
 
+/* One parameter [w, w + n) without its quotes, as the kernel's
+ * next_arg() takes them off: "name=value" and name="value".  0 if it
+ * does not fit out[cap]. */
+static size_t unquote(const char *w, size_t n, char *out, size_t cap)
+{
+	const char *eq;
+	size_t k = 0, i;
+
+	if (n && w[0] == '"') {
+		w++, n--;
+		if (n && w[n - 1] == '"')
+			n--;
+	} else if ((eq = memchr(w, '=', n)) && eq + 1 < w + n && eq[1] == '"') {
+		if (w[n - 1] == '"' && w + n - 1 > eq + 1)
+			n--;
+		for (i = 0; i < n && k < cap; i++)
+			if (w + i != eq + 1)
+				out[k++] = w[i];
+		if (k >= cap)
+			return 0;
+		out[k] = 0;
+		return k;
+	}
+	if (n >= cap)
+		return 0;
+	memcpy(out, w, n);
+	out[n] = 0;
+	return n;
+}
+
 /* The kernel's own parameters that say how it treats the TSC: tsc=...
  * and clocksource=..., in the order given, before any "--" (the rest is
  * init's).  As the kernel does, blanks inside double quotes do not end a
- * parameter; a parameter with quotes is skipped.  Returns how many were found
- * (at most CMDLINE_MAX are kept), or -ENODATA / -EBADMSG. */
+ * parameter, and the quotes around it or its value are not part of it.
+ * Returns how many were found (at most CMDLINE_MAX are kept), or
+ * -ENODATA / -EBADMSG. */
 int tsc__parse_cmdline(const char *buf, size_t len, struct cmdline_facts *c)
 {
 	const char *p = buf, *end = buf + len;
+	char word[sizeof(c->param[0])];
 
 	memset(c, 0, sizeof(*c));
 	if (len == 0)
@@ -62,20 +94,17 @@ int tsc__parse_cmdline(const char *buf, size_t len, struct cmdline_facts *c)
 		for (quoted = false; p < end && (quoted || (!is_space(*p) && *p != '\n')); p++)
 			if (*p == '"')
 				quoted = !quoted;
-		n = p - w;
-		if (n == 2 && !memcmp(w, "--", 2))
+		if (p - w == 2 && !memcmp(w, "--", 2))
 			break;
-		if ((n > 4 && !memcmp(w, "tsc=", 4)) ||
-		    (n > 12 && !memcmp(w, "clocksource=", 12))) {
-			if (memchr(w, '"', n) || n >= sizeof(c->param[0]))
-				continue;
-			c->tsc_unstable |= n == 12 && !memcmp(w, "tsc=unstable", 12);
-			if (c->n < CMDLINE_MAX) {
-				memcpy(c->param[c->n], w, n);
-				c->param[c->n][n] = 0;
-			}
-			c->n++;
-		}
+		n = unquote(w, p - w, word, sizeof(word));
+		if (!((n > 4 && !memcmp(word, "tsc=", 4)) ||
+		      (n > 12 && !memcmp(word, "clocksource=", 12))) ||
+		    memchr(word, '"', n) || memchr(word, ' ', n) || memchr(word, '\n', n))
+			continue;
+		c->tsc_unstable |= !strcmp(word, "tsc=unstable");
+		if (c->n < CMDLINE_MAX)
+			memcpy(c->param[c->n], word, n + 1);
+		c->n++;
 	}
 	return c->n < CMDLINE_MAX ? c->n : CMDLINE_MAX;
 }

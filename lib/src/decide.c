@@ -327,8 +327,9 @@ void tsc__decide(struct tsc *t, struct decision *d)
 	else
 		NOTE("ordered reads: LFENCE;RDTSC (%s)", t->sf.rdtscp_why);
 	if (t->watch_err)
-		NOTE("cannot follow the kernel (%s): this decision stays until "
-		     "tsc_process_events() is called", strerror(-t->watch_err));
+		NOTE("cannot follow the kernel on its own (%s): %s", strerror(-t->watch_err),
+		     t->epfd >= 0 ? "no watcher thread; poll tsc_fd() and call tsc_process_events()" :
+		     "no fds; this decision stays until tsc_process_events() is called");
 	if (*t->watch_why)
 		NOTE("%s", t->watch_why);
 	d->usable = ok;

@@ -101,8 +101,8 @@ static void rdtscp_facts(struct tsc *t)
 	bool dump_has = sf->cpuid_known ? sf->cpu_rdtscp :
 			!sf->cpuinfo_err && (sf->cpuinfo & CI_RDTSCP);
 
-	sf->rdtscp_exec = sf->cpu_rdtscp_live && (!sf->cpuid_known || sf->cpu_rdtscp) &&
-			  !t->opts.no_rdtscp;
+	sf->rdtscp_exec = sf->cpu_rdtscp_live && !t->opts.no_rdtscp &&
+			  (t->live ? !sf->cpuid_known || sf->cpu_rdtscp : dump_has);
 	sf->rdtscp_shown = t->live ? sf->rdtscp_exec : dump_has && !t->opts.no_rdtscp;
 	if (t->opts.no_rdtscp)
 		sf->rdtscp_why = "option";

@@ -193,7 +193,8 @@ struct tsc {
 	pthread_t thread;
 	bool thread_on;
 	int watch_err;		/* why the kernel cannot be followed; 0 if it can */
-	char watch_why[160];	/* watcher settings the system refused */
+	bool rearm;		/* a forked child's: start watching at next call */
+	char watch_why[256];	/* watcher settings the system refused */
 	void *wcpus;		/* copy of opts.watcher_cpus */
 	struct tsc *reg_next, *reg_prev;	/* every open handle, for fork() */
 };
@@ -223,6 +224,7 @@ int tsc__reanchor(struct tsc *t);
 int tsc__watch_start(struct tsc *t);
 void tsc__watch_stop(struct tsc *t);
 void tsc__register(struct tsc *t);
+void tsc__lock(struct tsc *t);	/* t->lock; re-arms a forked child's handle */
 void tsc__unregister(struct tsc *t);
 
 #endif

@@ -127,7 +127,7 @@ TSC_API int tsc_get_info(struct tsc *t, struct tsc_info *info, size_t sz)
 	if (!t || !info)
 		return tsc__set_errno(-EINVAL);
 	memset(info, 0, sz);
-	pthread_mutex_lock(&t->lock);
+	tsc__lock(t);
 	memcpy(info, &t->info, sz < sizeof(t->info) ? sz : sizeof(t->info));
 	pthread_mutex_unlock(&t->lock);
 	return 0;
@@ -139,7 +139,7 @@ TSC_API int tsc_reasons(struct tsc *t, struct tsc_reason *out, size_t n)
 
 	if (!t || (!out && n))
 		return tsc__set_errno(-EINVAL);
-	pthread_mutex_lock(&t->lock);
+	tsc__lock(t);
 	count = t->d.n;
 	if (n)
 		memcpy(out, t->d.r, (n < (size_t)count ? n : (size_t)count) * sizeof(*out));

@@ -1,15 +1,20 @@
 // SPDX-License-Identifier: MIT OR LGPL-2.1
 /*
- * Publishing a decision to the fast path.  Readers retry while the
- * sequence count is odd or changed.  At a change the new source is
- * offset to continue from the old one's reading at that instant, taken
- * after the count went odd: every value handed out before is below it,
- * so no thread sees time go back.
+ * Publishing a decision to the fast path: the kernel's seqcount latch
+ * (see tsc.h), so a reader never waits for the writer.  Readers keep the
+ * old copy until the second bump of seq, so at a change the new source is
+ * offset to continue from the old one's reading, plus a forward margin:
+ * the time spent reading the new source (measured by reading the old one
+ * again around it) and SWITCH_MARGIN_NS for the skew between CPUs and the
+ * early execution of an unordered RDTSC.  Every value handed out from the
+ * old copy is then below every value of the new one.
  */
 #include <errno.h>
 #include <string.h>
 
 #include "internal.h"
+
+#define SWITCH_MARGIN_NS 1000
 
 uint64_t tsc__clock_ns(clockid_t clk)
 {
@@ -24,13 +29,13 @@ uint64_t tsc__mono_raw(void)
 	return tsc__clock_ns(CLOCK_MONOTONIC_RAW);
 }
 
-static uint64_t conv(const struct tsc_fast *f, uint64_t ticks)
+static uint64_t conv(const struct tsc_fast_state *f, uint64_t ticks)
 {
 	return (uint64_t)(((unsigned __int128)ticks * f->mult) >> f->shift);
 }
 
-/* The library's reading under state f, without the seqcount. */
-static uint64_t read_state(const struct tsc_fast *f)
+/* The library's reading under state f, without the latch. */
+static uint64_t read_state(const struct tsc_fast_state *f)
 {
 	if (f->mode == TSC_MODE_TSC)
 		return conv(f, tsc__rdtsc_lfence()) + f->offset;
@@ -42,19 +47,33 @@ uint64_t tsc__lib_now(struct tsc *t)
 	return tsc_now_ns_ordered(t);
 }
 
-/* Offset making state nf read `at` now: one read of the new source right
- * after `at` was taken, so the step a reader sees is about that read's
- * cost (tens of microseconds for a syscall clock under QEMU TCG). */
-static void continue_from(struct tsc_fast *nf, uint64_t at)
+/* The copy readers use now; the writer's view (under t->lock). */
+static struct tsc_fast_state *current(struct tsc *t)
 {
+	return &t->fast.s[t->fast.seq & 1];
+}
+
+/* Offset making state nf continue from old's reading now, ahead by the
+ * margin (see the top of the file).  Without RDTSC, old is a TSC state
+ * that may no longer run: its scale's estimate from the raw clock. */
+static void continue_from(struct tsc *t, const struct tsc_fast_state *old,
+			  struct tsc_fast_state *nf, bool old_runs)
+{
+	uint64_t at, again, new_now;
+
+	at = old_runs ? read_state(old) : tsc__mono_raw() + t->scale_offset;
+	new_now = nf->mode == TSC_MODE_TSC ? conv(nf, tsc__rdtsc_lfence()) :
+					     tsc__clock_ns(nf->clock);
+	again = old_runs ? read_state(old) : tsc__mono_raw() + t->scale_offset;
+	at += (again > at ? again - at : 0) + SWITCH_MARGIN_NS;
 	if (nf->mode == TSC_MODE_TSC)
-		nf->offset = at - conv(nf, tsc__rdtsc_lfence());
+		nf->offset = at - new_now;
 	else
-		nf->clock_offset = at - tsc__clock_ns(nf->clock);
+		nf->clock_offset = at - new_now;
 }
 
 /* At open: the TSC scale anchored to CLOCK_MONOTONIC_RAW. */
-static void anchor_raw(struct tsc_fast *nf)
+static void anchor_raw(struct tsc_fast_state *nf)
 {
 	uint64_t best = UINT64_MAX, t0, t1, r;
 	int i;
@@ -75,7 +94,7 @@ static void anchor_raw(struct tsc_fast *nf)
 	}
 }
 
-static void store(struct tsc_fast *f, const struct tsc_fast *nf)
+static void store(struct tsc_fast_state *f, const struct tsc_fast_state *nf)
 {
 	__atomic_store_n(&f->mode, nf->mode, __ATOMIC_RELAXED);
 	__atomic_store_n(&f->shift, nf->shift, __ATOMIC_RELAXED);
@@ -84,6 +103,18 @@ static void store(struct tsc_fast *f, const struct tsc_fast *nf)
 	__atomic_store_n(&f->offset, nf->offset, __ATOMIC_RELAXED);
 	__atomic_store_n(&f->clock_offset, nf->clock_offset, __ATOMIC_RELAXED);
 	__atomic_store_n(&f->clock, nf->clock, __ATOMIC_RELAXED);
+}
+
+/* Both copies become nf; a reader always finds one of them whole. */
+static void latch_write(struct tsc_fast *f, const struct tsc_fast_state *nf)
+{
+	__atomic_store_n(&f->seq, f->seq + 1, __ATOMIC_RELAXED);	/* readers: s[1] */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	store(&f->s[0], nf);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	__atomic_store_n(&f->seq, f->seq + 1, __ATOMIC_RELAXED);	/* readers: s[0] */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	store(&f->s[1], nf);
 }
 
 static void fill_info(struct tsc *t, const struct decision *d)
@@ -109,7 +140,7 @@ static void fill_info(struct tsc *t, const struct decision *d)
 	i->calib_ns = t->sf.calib.took_ns;
 	i->calibrated = t->sf.calib.done;
 	i->vdso_raw = t->df.vdso_raw_rc;
-	i->fallback_clock = t->fast.clock;
+	i->fallback_clock = current(t)->clock;
 	strcpy(i->clocksource, t->df.cs_err ? "" : t->df.cs);
 	i->decisions++;
 }
@@ -117,9 +148,8 @@ static void fill_info(struct tsc *t, const struct decision *d)
 /* Caller holds t->lock.  Returns 1 if the fast path changed. */
 int tsc__publish(struct tsc *t, const struct decision *d)
 {
-	struct tsc_fast *f = &t->fast, nf = *f;
+	struct tsc_fast_state *f = current(t), nf = *f;
 	bool first = t->info.decisions == 0;
-	uint64_t at;
 
 	nf.mode = d->usable ? TSC_MODE_TSC : TSC_MODE_CLOCK;
 	if (d->f.src) {
@@ -135,21 +165,11 @@ int tsc__publish(struct tsc *t, const struct decision *d)
 		fill_info(t, d);
 		return 0;
 	}
-	__atomic_store_n(&f->seq, f->seq + 1, __ATOMIC_RELAXED);
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);	/* odd before any read below */
-	if (first) {
+	if (first)
 		anchor_raw(&nf);
-	} else {
-		/* The old state's reading, unless RDTSC may no longer run:
-		 * then its scale's estimate from the raw clock. */
-		if (f->mode == TSC_MODE_TSC && !d->rdtsc_ok)
-			at = tsc__mono_raw() + t->scale_offset;
-		else
-			at = read_state(f);
-		continue_from(&nf, at);
-	}
-	store(f, &nf);
-	__atomic_store_n(&f->seq, f->seq + 1, __ATOMIC_RELEASE);
+	else
+		continue_from(t, f, &nf, f->mode != TSC_MODE_TSC || d->rdtsc_ok);
+	latch_write(&t->fast, &nf);
 
 	fill_info(t, d);
 	if (!first) {

@@ -89,7 +89,7 @@ TSC_API int tsc_reanchor(struct tsc *t)
 
 	if (!t)
 		return tsc__set_errno(-EINVAL);
-	pthread_mutex_lock(&t->lock);
+	tsc__lock(t);
 	err = tsc__reanchor(t);
 	pthread_mutex_unlock(&t->lock);
 	return err;

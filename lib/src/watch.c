@@ -8,10 +8,10 @@
  * and it also clears the kernfs event.
  *
  * fork(): every open handle is in a registry; a pthread_atfork handler
- * holds each handle's lock across the fork, and in the child gives the
- * handle fds and a watcher of its own.  The child's copies of the
- * parent's fds are closed, never written: whatever the child does, the
- * parent's watcher goes on.
+ * holds each handle's lock across the fork.  In the child it closes the
+ * handle's copies of the parent's fds, never writing them: whatever the
+ * child does, the parent's watcher goes on.  The child's handle gets fds
+ * and a watcher of its own at the child's first library call.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -47,7 +47,7 @@ TSC_API int tsc_process_events(struct tsc *t)
 
 	if (!t)
 		return tsc__set_errno(-EINVAL);
-	pthread_mutex_lock(&t->lock);
+	tsc__lock(t);
 	if (read(t->timerfd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN) {
 		/* nothing to do: the timer is only a wake-up */
 	}
@@ -64,11 +64,14 @@ TSC_API int tsc_process_events(struct tsc *t)
 
 TSC_API int tsc_fd(struct tsc *t)
 {
+	int fd;
+
 	if (!t)
 		return tsc__set_errno(-EINVAL);
-	if (t->epfd < 0)
-		return tsc__set_errno(t->watch_err ? t->watch_err : -EBADF);
-	return t->epfd;
+	tsc__lock(t);
+	fd = t->epfd >= 0 ? t->epfd : t->watch_err ? t->watch_err : -EBADF;
+	pthread_mutex_unlock(&t->lock);
+	return tsc__set_errno(fd);
 }
 
 static void *watcher(void *arg)
@@ -94,44 +97,60 @@ static const char *policy_name(int policy)
 	return policy == SCHED_FIFO ? "SCHED_FIFO" : policy == SCHED_RR ? "SCHED_RR" : "policy";
 }
 
+static int create(struct tsc *t, bool cpus, bool sched)
+{
+	struct sched_param sp = { .sched_priority = t->opts.watcher_priority };
+	pthread_attr_t attr;
+	int err;
+
+	pthread_attr_init(&attr);
+	if (cpus)
+		pthread_attr_setaffinity_np(&attr, t->opts.watcher_cpus_size, t->wcpus);
+	if (sched) {
+		pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED);
+		pthread_attr_setschedpolicy(&attr, t->opts.watcher_policy);
+		pthread_attr_setschedparam(&attr, &sp);
+	}
+	err = pthread_create(&t->thread, &attr, watcher, t);
+	pthread_attr_destroy(&attr);
+	return err;
+}
+
 /* The thread is created with every signal blocked, so that it never
- * takes a process-directed signal the caller blocks later (signalfd). */
+ * takes a process-directed signal the caller blocks later (signalfd),
+ * and with the CPUs and policy asked for; what the system refuses is
+ * dropped and said in watch_why, written before the thread runs. */
 static int start_thread(struct tsc *t)
 {
+	bool cpus = t->wcpus, sched = t->opts.watcher_policy;
 	sigset_t all, old;
 	size_t len;
 	int err;
 
+	t->watch_why[0] = 0;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	err = pthread_create(&t->thread, NULL, watcher, t);
+	err = create(t, cpus, sched);
+	if (sched && (err == EPERM || err == EINVAL)) {
+		snprintf(t->watch_why, sizeof(t->watch_why),
+			 "watcher %s %d refused (%s): it runs with the inherited policy",
+			 policy_name(t->opts.watcher_policy), t->opts.watcher_priority,
+			 strerror(err));
+		sched = false;
+		err = create(t, cpus, sched);
+	}
+	if (cpus && err == EINVAL) {
+		len = strlen(t->watch_why);
+		snprintf(t->watch_why + len, sizeof(t->watch_why) - len,
+			 "%swatcher CPUs refused (%s): it runs on the inherited ones",
+			 len ? "; " : "", strerror(err));
+		err = create(t, false, sched);
+	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (err)
 		return -err;
 	t->thread_on = true;
 	pthread_setname_np(t->thread, "tsc-watch");
-	t->watch_why[0] = 0;
-	if (t->wcpus) {
-		err = pthread_setaffinity_np(t->thread, t->opts.watcher_cpus_size, t->wcpus);
-		if (err)
-			snprintf(t->watch_why, sizeof(t->watch_why),
-				 "watcher CPUs refused (%s): it runs on the inherited ones; ",
-				 strerror(err));
-	}
-	if (t->opts.watcher_policy) {
-		struct sched_param sp = { .sched_priority = t->opts.watcher_priority };
-
-		err = pthread_setschedparam(t->thread, t->opts.watcher_policy, &sp);
-		len = strlen(t->watch_why);
-		if (err)
-			snprintf(t->watch_why + len, sizeof(t->watch_why) - len,
-				 "watcher %s %d refused (%s): it runs with the inherited policy",
-				 policy_name(t->opts.watcher_policy), t->opts.watcher_priority,
-				 strerror(err));
-	}
-	len = strlen(t->watch_why);
-	if (len >= 2 && !strcmp(t->watch_why + len - 2, "; "))
-		t->watch_why[len - 2] = 0;
 	return 0;
 }
 
@@ -231,8 +250,10 @@ static void fork_parent(void)
 }
 
 /* The child has no watcher thread, and shares the parent's fds: drop
- * its copies (closing them leaves the parent's untouched) and start
- * over.  What cannot be started is said in the next decision. */
+ * its copies (closing them leaves the parent's untouched).  Its own fds
+ * and watcher start at its first call into the library (tsc__lock()),
+ * not here: a child that forks to unshare() or exec must stay
+ * single-threaded. */
 static void fork_child(void)
 {
 	struct tsc *t;
@@ -240,10 +261,20 @@ static void fork_child(void)
 	for (t = reg_head; t; t = t->reg_next) {
 		t->thread_on = false;
 		tsc__watch_stop(t);
-		t->watch_err = tsc__watch_start(t);
+		t->rearm = true;
 		pthread_mutex_unlock(&t->lock);
 	}
 	pthread_mutex_unlock(&reg_lock);
+}
+
+/* Take the handle's lock; in a forked child, first start its watching. */
+void tsc__lock(struct tsc *t)
+{
+	pthread_mutex_lock(&t->lock);
+	if (t->rearm) {
+		t->rearm = false;
+		t->watch_err = tsc__watch_start(t);
+	}
 }
 
 static void reg_init(void)

@@ -71,7 +71,7 @@ TSC_API int tsc_xcpu_check(struct tsc *t, unsigned int ms,
 
 	if (!t || !res || ms == 0 || ms > 600000)
 		return tsc__set_errno(-EINVAL);
-	pthread_mutex_lock(&t->lock);
+	tsc__lock(t);
 	err = t->d.rdtsc_ok ? 0 : -ENODEV;
 	pthread_mutex_unlock(&t->lock);
 	if (err)

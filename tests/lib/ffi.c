@@ -7,7 +7,7 @@
 
 int main(void)
 {
-	char path[4096];
+	char path[4096], root[64] = "";
 	void *h;
 	struct tsc *(*open_)(const struct tsc_opts *);
 	void (*close_)(struct tsc *);
@@ -42,6 +42,17 @@ int main(void)
 	CHECK(t, "open through the .so");
 	if (!t)
 		DONE();
+	if (!in_use(t)) {	/* the TSC path all the same, on a made-up kernel */
+		close_(t);
+		strcpy(root, "/tmp/tsc-ffi-XXXXXX");
+		CHECK(mkdtemp(root), "mkdtemp");
+		t_mkroot(root, t_host_khz());
+		TSC_OPTS(so, .sysroot = root, .no_watcher = true);
+		t = open_(&so);
+		CHECK(t && in_use(t), "sysroot handle through the .so not in use");
+		if (!t)
+			DONE();
+	}
 	a = now(t);
 	b = tsc_now_ns(t);	/* the inline one, same handle */
 	c = now_o(t);
@@ -64,7 +75,9 @@ int main(void)
 		CHECK(c / 1000000000ull / 86400 >= 3649 && c / 1000000000ull / 86400 <= 3651,
 		      "ten years is %llu ns", (unsigned long long)c);
 	}
+	CHECK(in_use(t), "the TSC path was not tested");
 	close_(t);
 	dlclose(h);
+	t_rmroot(root);
 	DONE();
 }

@@ -2,7 +2,8 @@
 /*
  * fork(), the prefork-server way: after a fork the parent's handle goes
  * on following the kernel whatever the child does (here: tsc_close()),
- * the child's handle follows it too, and a fork while another thread
+ * the child stays single-threaded until its first library call and its
+ * handle then follows the kernel too, and a fork while another thread
  * holds the handle's lock leaves the child a lock it can take.  The
  * "kernel" is a made-up sysroot whose files the test rewrites; the
  * watcher sees them on its 1 s timer.
@@ -23,6 +24,20 @@ static bool wait_in_use(struct tsc *t, bool want)
 	for (k = 0; k < 40 && tsc_in_use(t) != want; k++)
 		t_sleep_ms(100);
 	return tsc_in_use(t) == want;
+}
+
+static int threads(void)
+{
+	char l[256];
+	int n = -1;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	while (f && fgets(l, sizeof(l), f))
+		if (sscanf(l, "Threads: %d", &n) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return n;
 }
 
 static int child_status(pid_t pid)
@@ -75,14 +90,23 @@ int main(void)
 	t_write(root, STABLE, "1\n");
 	CHECK(wait_in_use(h, true), "parent did not take the TSC back");
 
-	/* 2. The child's handle follows the kernel on its own. */
+	/* 2. The child stays single-threaded until its first library call
+	 * (it may unshare() or exec); from then on its handle follows the
+	 * kernel on its own. */
 	pid = fork();
 	if (pid == 0) {
 		alarm(10);
+		if (threads() != 1)
+			_exit(2);
+		tsc_get_info(h, &i, sizeof(i));
+		if (threads() != 2)
+			_exit(3);
 		t_write(root, STABLE, "0\n");
 		_exit(wait_in_use(h, false) ? 0 : 1);
 	}
 	k = child_status(pid);
+	CHECK(k != 2, "the child has a thread before any library call");
+	CHECK(k != 3, "no watcher in the child after its first library call");
 	CHECK(k == 0, "child's handle did not follow the kernel (status %d)", k);
 	t_write(root, STABLE, "1\n");
 	CHECK(wait_in_use(h, true), "parent did not take the TSC back after the child");

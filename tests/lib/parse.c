@@ -84,7 +84,11 @@ int main(void)
 	      !strcmp(cl.param[0], "clocksource=kvm-clock") && !strcmp(cl.param[1], "tsc=reliable") &&
 	      !strcmp(cl.param[2], "tsc=unstable"), "cmdline: %d params", cl.n);
 	CHECK(tsc__parse_cmdline("tsc= clocksource= x\n", 20, &cl) == 0, "empty values");
-	CHECK(tsc__parse_cmdline("tsc=\"unstable\"\n", 15, &cl) == 0, "quoted skipped");
+	CHECK(tsc__parse_cmdline("tsc=\"unstable\"\n", 15, &cl) == 1 && cl.tsc_unstable &&
+	      !strcmp(cl.param[0], "tsc=unstable"), "a quoted value, as the kernel takes it");
+	CHECK(tsc__parse_cmdline("\"tsc=unstable\"\n", 15, &cl) == 1 && cl.tsc_unstable,
+	      "a quoted parameter, as the kernel takes it");
+	CHECK(tsc__parse_cmdline("clocksource=\"a b\"\n", 18, &cl) == 0, "a value with a blank");
 	const char *q = "dyndbg=\"file tsc.c tsc=unstable +p\" tsc=reliable\n";
 	CHECK(tsc__parse_cmdline(q, strlen(q), &cl) == 1 && !cl.tsc_unstable &&
 	      !strcmp(cl.param[0], "tsc=reliable"), "a word inside quotes is not a parameter");

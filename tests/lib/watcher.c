@@ -98,6 +98,24 @@ static void cpus_and_policy(void)
 	tsc_close(t);
 }
 
+/* CPUs this process may not use: refused, said, and the watcher runs. */
+static void cpus_refused(void)
+{
+	cpu_set_t none;
+	struct tsc *t;
+
+	CPU_ZERO(&none);
+	CPU_SET(CPU_SETSIZE - 1, &none);
+	TSC_OPTS(o, .watcher_cpus = &none, .watcher_cpus_size = sizeof(none));
+	t = tsc_open(&o);
+	CHECK(t, "open: refused CPUs must not fail it: %s", strerror(errno));
+	if (!t)
+		return;
+	CHECK(t_reason(t, "watcher CPUs refused"), "no reason for the refused CPUs");
+	CHECK(watcher_tid() > 0, "no watcher on the inherited CPUs");
+	tsc_close(t);
+}
+
 /* Unprivileged: SCHED_FIFO is refused, and said. */
 static void refused(void)
 {
@@ -105,8 +123,10 @@ static void refused(void)
 	struct tsc *t;
 
 	setrlimit(RLIMIT_RTPRIO, &r);
-	if (geteuid() == 0 && setuid(65534))
+	if (geteuid() == 0 && setuid(65534)) {
+		FAIL("setuid(65534): %s: the unprivileged case did not run", strerror(errno));
 		return;
+	}
 	TSC_OPTS(o, .watcher_policy = SCHED_RR, .watcher_priority = 5);
 	t = tsc_open(&o);
 	CHECK(t, "open: a refused policy must not fail it: %s", strerror(errno));
@@ -144,8 +164,10 @@ static void no_thread(void)
 	struct rlimit r = { 0, 0 };
 	struct tsc *t;
 
-	if (geteuid() == 0 && setuid(65534))
+	if (geteuid() == 0 && setuid(65534)) {
+		FAIL("setuid(65534): %s: the unprivileged case did not run", strerror(errno));
 		return;
+	}
 	setrlimit(RLIMIT_NPROC, &r);
 	t = tsc_open(NULL);
 	CHECK(t, "open with no thread to spare: %s", strerror(errno));
@@ -180,6 +202,7 @@ int main(void)
 {
 	run("SIGTERM to a signalfd", sigterm_to_signalfd);
 	run("watcher CPUs and policy", cpus_and_policy);
+	run("refused CPUs", cpus_refused);
 	run("refused policy", refused);
 	run("no fds", no_fds);
 	run("no thread", no_thread);
