@@ -20,7 +20,9 @@
  *   scale across a switch: the new source is offset so that it continues
  *   from the old one at the switch, a little ahead (the time the switch
  *   took to read the new source, plus 1 us for the skew between CPUs).
- *   Ordering promised:
+ *   Ordering promised, provided the CPUs' TSCs agree within that 1 us and
+ *   the switch is not stalled for milliseconds between its reads of the
+ *   two sources (their rates may differ):
  *     - within one thread, neither tsc_now_ns() nor tsc_now_ns_ordered()
  *       ever goes back, across any number of switches;
  *     - between threads, a tsc_now_ns_ordered() that starts after another

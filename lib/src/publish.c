@@ -7,7 +7,10 @@
  * the time spent reading the new source (measured by reading the old one
  * again around it) and SWITCH_MARGIN_NS for the skew between CPUs and the
  * early execution of an unordered RDTSC.  Every value handed out from the
- * old copy is then below every value of the new one.
+ * old copy is then below every value of the new one, as long as the CPUs'
+ * TSCs agree within the margin and the two sources do not drift apart by
+ * more than it while the writer goes from reading `at` to the second bump
+ * (a rate difference times that time: 500 ppm over 2 ms would).
  */
 #include <errno.h>
 #include <string.h>
@@ -108,6 +111,9 @@ static void store(struct tsc_fast_state *f, const struct tsc_fast_state *nf)
 /* Both copies become nf; a reader always finds one of them whole. */
 static void latch_write(struct tsc_fast *f, const struct tsc_fast_state *nf)
 {
+	/* The last publish's s[1] before the bump that sends readers there
+	 * (the kernel's smp_wmb() before the increment). */
+	__atomic_thread_fence(__ATOMIC_RELEASE);
 	__atomic_store_n(&f->seq, f->seq + 1, __ATOMIC_RELAXED);	/* readers: s[1] */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	store(&f->s[0], nf);

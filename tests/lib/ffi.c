@@ -28,7 +28,7 @@ int main(void)
 	if (!h)
 		DONE();
 	for (k = 0; k < sizeof(names) / sizeof(names[0]); k++)
-		CHECK(dlvsym(h, names[k], "LIBTSC_0.1"), "%s@LIBTSC_0.1 missing", names[k]);
+		CHECK(dlvsym(h, names[k], "LIBTSC_0.2"), "%s@LIBTSC_0.2 missing", names[k]);
 	CHECK(!dlsym(h, "tsc__decide") && !dlsym(h, "tsc__parse_u64"), "internals exported");
 	open_ = (void *)dlsym(h, "tsc_open");
 	close_ = (void *)dlsym(h, "tsc_close");

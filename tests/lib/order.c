@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT OR LGPL-2.1
 /*
  * What each read promises across switches (3000 of them, TSC <-> the
- * fallback clock, on a made-up sysroot), with 2 reader threads:
+ * fallback clock and factor changes of 1%, on a made-up sysroot), with 2
+ * reader threads:
  *  - within one thread, neither tsc_now_ns() nor tsc_now_ns_ordered()
  *    ever goes back;
  *  - between threads, an ordered read that starts after another thread's
@@ -55,16 +56,29 @@ static void *reader(void *arg)
 	return NULL;
 }
 
+/* The kernel's factors for khz: tsc_khz, tsc_mult and tsc_shift agree. */
+static void set_khz(const char *root, uint64_t khz)
+{
+	char b[64];
+
+	snprintf(b, sizeof(b), "%llu\n", (unsigned long long)khz);
+	t_write(root, "sys/devices/system/tsc/tsc0/tsc_khz", b);
+	snprintf(b, sizeof(b), "%llu\n", (unsigned long long)((1000000ull << 24) / khz));
+	t_write(root, "sys/devices/system/tsc/tsc0/tsc_mult", b);
+}
+
 int main(void)
 {
 	char root[] = "/tmp/tsc-order-XXXXXX";
 	struct tsc_info i;
 	pthread_t th[2];
+	uint64_t khz;
 	int k;
 
 	if (!mkdtemp(root))
 		SKIP("mkdtemp: %s", strerror(errno));
-	t_mkroot(root, t_host_khz());
+	khz = t_host_khz();
+	t_mkroot(root, khz);
 	TSC_OPTS(o, .sysroot = root, .no_watcher = true);
 	h = tsc_open(&o);
 	CHECK(h, "open");
@@ -72,7 +86,11 @@ int main(void)
 		DONE();
 	for (k = 0; k < 2; k++)
 		pthread_create(&th[k], NULL, reader, NULL);
+	/* Every fourth step also moves the factors by 1%: a reader that
+	 * mixed the two copies would be off by 1% of the absolute ns. */
 	for (k = 0; k < 3000; k++) {
+		if (k % 4 == 1)
+			set_khz(root, khz + (k % 8 == 1 ? khz / 100 : 0));
 		t_write(root, STABLE, k & 1 ? "1\n" : "0\n");
 		tsc_process_events(h);
 	}
@@ -87,6 +105,7 @@ int main(void)
 	       (unsigned long long)cross_back[0], (unsigned long long)cross_worst[0],
 	       (unsigned long long)cross_back[1]);
 	CHECK(i.switches >= 2900, "only %llu switches", (unsigned long long)i.switches);
+	CHECK(reads > 100000, "only %llu reads across the switches", (unsigned long long)reads);
 	CHECK(own_back[0] == 0, "tsc_now_ns() went back %llu times within a thread",
 	      (unsigned long long)own_back[0]);
 	CHECK(own_back[1] == 0, "tsc_now_ns_ordered() went back %llu times within a thread",
