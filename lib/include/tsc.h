@@ -46,9 +46,10 @@
  * negative errno on failure, and also set errno.  Functions returning a
  * pointer return NULL and set errno.
  *
- * Options and info structs start with a size (libbpf's model): declare
- * options with TSC_OPTS(), which zero-fills them; unknown non-zero bytes
- * past the end the library knows are rejected with -EINVAL.
+ * Options start with a size (libbpf's model): declare them with
+ * TSC_OPTS(), which zero-fills them; unknown non-zero bytes past the end
+ * the library knows are rejected with -EINVAL.  tsc_get_info() takes the
+ * size of the caller's struct and returns how many bytes it filled.
  *
  * Thread safety: every read function and tsc_get_info(), tsc_reasons(),
  * tsc_ns_to_clock() may be called from any thread at any time.  The
@@ -64,12 +65,20 @@
 #ifndef TSC_H
 #define TSC_H
 
+#if !defined(__x86_64__)
+#error "libtsc reads the x86-64 time stamp counter: x86-64 only"
+#endif
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/types.h>	/* clockid_t */
 #include <time.h>
 #include <tsc-version.h>
+#if defined(__GLIBC__) && !defined(__clockid_t_defined)
+#include <bits/types/clockid_t.h>	/* strict ISO C: sys/types.h hides it */
+#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -109,12 +118,11 @@ struct tsc_opts {
 	size_t watcher_cpus_size;
 	int watcher_policy;
 	int watcher_priority;
-	size_t :0;
 };
 
 /* Declare zero-filled options: TSC_OPTS(o, .sysroot = "dump"); */
 #define TSC_OPTS(NAME, ...)						\
-	struct tsc_opts NAME = ({					\
+	struct tsc_opts NAME = __extension__ ({				\
 		memset(&NAME, 0, sizeof(struct tsc_opts));		\
 		(struct tsc_opts){					\
 			.sz = sizeof(struct tsc_opts),			\
@@ -171,7 +179,9 @@ struct tsc_info {
 	bool calibrated;	/* a calibration was made (only when its factors
 				 * would be used, or force_calibrate) */
 };
-/* Copy at most sz bytes of the current info. */
+/* Copy at most sz bytes of the current info and zero the rest of sz;
+ * returns how many bytes this library filled (its struct's size, or sz
+ * if smaller). */
 int tsc_get_info(struct tsc *t, struct tsc_info *info, size_t sz);
 
 enum tsc_reason_kind {
@@ -308,10 +318,15 @@ TSCINLINE bool tsc_in_use(const struct tsc *t)
 	return __tsc_ld(__tsc_begin(t, &seq)->mode) == TSC_MODE_TSC;
 }
 
+__extension__ typedef unsigned __int128 __tsc_u128;
+
 static inline uint64_t __tsc_mul(uint64_t ticks, uint64_t mult, uint32_t shift)
 {
-	return (uint64_t)(((unsigned __int128)ticks * mult) >> shift);
+	return (uint64_t)(((__tsc_u128)ticks * mult) >> shift);
 }
+
+/* The fallback clock, out of line: it costs a clock_gettime() anyway. */
+uint64_t __tsc_clock_ns(clockid_t clock);
 
 /* A tick delta in ns, exact (128-bit product) for any delta up to years. */
 TSCINLINE uint64_t tsc_delta_to_ns(const struct tsc *t, uint64_t delta)
@@ -346,7 +361,6 @@ TSCINLINE uint64_t tsc_ticks_to_ns(const struct tsc *t, uint64_t ticks)
 static inline uint64_t __tsc_now(const struct tsc *t, bool ordered)
 {
 	const struct tsc_fast_state *s;
-	struct timespec ts;
 	uint32_t seq;
 	uint64_t ns;
 
@@ -359,9 +373,7 @@ static inline uint64_t __tsc_now(const struct tsc *t, bool ordered)
 			ns = __tsc_mul(c, __tsc_ld(s->mult), __tsc_ld(s->shift)) +
 			     __tsc_ld(s->offset);
 		} else {
-			clock_gettime(__tsc_ld(s->clock), &ts);
-			ns = (uint64_t)ts.tv_sec * 1000000000u + ts.tv_nsec +
-			     __tsc_ld(s->clock_offset);
+			ns = __tsc_clock_ns(__tsc_ld(s->clock)) + __tsc_ld(s->clock_offset);
 		}
 	} while (!__tsc_end(t, seq));
 	return ns;

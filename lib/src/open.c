@@ -130,7 +130,7 @@ TSC_API int tsc_get_info(struct tsc *t, struct tsc_info *info, size_t sz)
 	tsc__lock(t);
 	memcpy(info, &t->info, sz < sizeof(t->info) ? sz : sizeof(t->info));
 	pthread_mutex_unlock(&t->lock);
-	return 0;
+	return (int)(sz < sizeof(t->info) ? sz : sizeof(t->info));
 }
 
 TSC_API int tsc_reasons(struct tsc *t, struct tsc_reason *out, size_t n)

@@ -27,6 +27,11 @@ uint64_t tsc__clock_ns(clockid_t clk)
 	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
 }
 
+TSC_API uint64_t __tsc_clock_ns(clockid_t clock)
+{
+	return tsc__clock_ns(clock);
+}
+
 uint64_t tsc__mono_raw(void)
 {
 	return tsc__clock_ns(CLOCK_MONOTONIC_RAW);

@@ -10,6 +10,7 @@ no() { echo "# FAIL: $*"; fail=1; }
 
 make -s -C "$top" install PREFIX=/opt/tsckit DESTDIR="$d/root" > "$d/log" 2>&1 ||
 	{ sed 's/^/# /' "$d/log"; no "make install failed"; }
+grep -q ldconfig "$d/log" || no "make install does not say how programs find the library"
 r=$d/root/opt/tsckit
 for f in lib/libtsc.a lib/libtsc.so lib/libtsc.so.0 lib/pkgconfig/libtsc.pc include/tsc.h \
 	include/tsc-version.h share/man/man3/tsc_open.3 share/man/man1/tscinfo.1 bin/tscinfo; do

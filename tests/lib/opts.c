@@ -62,7 +62,13 @@ int main(void)
 		DONE();
 	errno = 0;
 	CHECK(tsc_get_info(NULL, &info, sizeof(info)) == -EINVAL && errno == EINVAL, "info NULL");
-	CHECK(tsc_get_info(t, &info, 4) == 0, "short info");
+	CHECK(tsc_get_info(t, &info, 4) == 4, "short info: not 4 bytes filled");
+	CHECK(tsc_get_info(t, &info, sizeof(info)) == (int)sizeof(info), "full info size");
+	char large[sizeof(info) + 64];
+	memset(large, 0x55, sizeof(large));
+	CHECK(tsc_get_info(t, (struct tsc_info *)large, sizeof(large)) == (int)sizeof(info) &&
+	      large[sizeof(large) - 1] == 0, "a larger struct: filled %d, tail not zeroed",
+	      tsc_get_info(t, (struct tsc_info *)large, sizeof(large)));
 	CHECK(tsc_ns_to_clock(t, 1, CLOCK_PROCESS_CPUTIME_ID, &v) == -EINVAL && errno == EINVAL,
 	      "bad clock accepted");
 	CHECK(tsc_ns_to_clock(t, 1, CLOCK_MONOTONIC, NULL) == -EINVAL, "NULL out accepted");

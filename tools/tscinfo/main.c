@@ -100,7 +100,7 @@ static void measure_cost(struct tsc *t, struct cost *c)
 
 static int collect(struct tsc *t, struct report *r)
 {
-	if (tsc_get_info(t, &r->info, sizeof(r->info)))
+	if (tsc_get_info(t, &r->info, sizeof(r->info)) < 0)
 		return -errno;
 	r->nreasons = tsc_reasons(t, r->reasons, 64);
 	if (r->nreasons > 64)
