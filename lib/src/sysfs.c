@@ -74,13 +74,16 @@ const char *tsc__strerr(int err)
 	}
 }
 
+/* O_NONBLOCK: a FIFO in a dump reads as empty instead of hanging. */
 static int open_at_root(const char *root, const char *path)
 {
 	char p[PATH_MAX];
+	int fd;
 
 	if (snprintf(p, sizeof(p), "%s%s", root, path) >= (int)sizeof(p))
 		return -ENAMETOOLONG;
-	return open(p, O_RDONLY | O_CLOEXEC);
+	fd = open(p, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	return fd < 0 ? -errno : fd;
 }
 
 /* Read until EOF or cap bytes (short reads continue).  1: buffer full. */
@@ -111,7 +114,7 @@ int tsc__read(const char *root, const char *path, char *buf, size_t cap,
 
 	fd = open_at_root(root, path);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	err = read_all(fd, buf, cap, len);
 	if (err == 1)
 		err = read_all(fd, &c, 1, &more) ? -EFBIG : 0;
@@ -129,7 +132,7 @@ int tsc__read_alloc(const char *root, const char *path, char **buf,
 
 	fd = open_at_root(root, path);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	do {
 		if (n >= max) {
 			err = -EFBIG;

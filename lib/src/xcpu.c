@@ -64,9 +64,10 @@ TSC_API int tsc_xcpu_check(struct tsc *t, unsigned int ms,
 {
 	struct xshared s;
 	struct xthread *x;
-	cpu_set_t set;
+	cpu_set_t *set = NULL, *one = NULL;
 	pthread_attr_t attr;
-	int cpu, n = 0, i, err = 0;
+	size_t size = 0;
+	int cpu, ncpus, n = 0, i, err = 0;
 	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000l };
 
 	if (!t || !res || ms == 0 || ms > 600000)
@@ -76,23 +77,37 @@ TSC_API int tsc_xcpu_check(struct tsc *t, unsigned int ms,
 	pthread_mutex_unlock(&t->lock);
 	if (err)
 		return tsc__set_errno(err);
-	if (sched_getaffinity(0, sizeof(set), &set))
-		return tsc__set_errno(-errno);
-	x = calloc(CPU_COUNT(&set), sizeof(*x));
-	if (!x)
+	/* Sets sized for the machine, not for CPU_SETSIZE (1024). */
+	for (ncpus = 1024;; ncpus *= 2) {
+		set = CPU_ALLOC(ncpus);
+		size = CPU_ALLOC_SIZE(ncpus);
+		if (!set)
+			return tsc__set_errno(-ENOMEM);
+		if (!sched_getaffinity(0, size, set))
+			break;
+		err = -errno;
+		CPU_FREE(set);
+		if (err != -EINVAL || ncpus >= (1 << 22))
+			return tsc__set_errno(err);
+	}
+	err = 0;
+	one = CPU_ALLOC(ncpus);
+	x = one ? calloc(CPU_COUNT_S(size, set), sizeof(*x)) : NULL;
+	if (!x) {
+		CPU_FREE(set);
+		CPU_FREE(one);
 		return tsc__set_errno(-ENOMEM);
+	}
 	memset(&s, 0, sizeof(s));
 	s.t = t;
 	s.r.worst_from_cpu = s.r.worst_to_cpu = -1;
 	pthread_attr_init(&attr);
-	for (cpu = 0; cpu < CPU_SETSIZE && !err; cpu++) {
-		cpu_set_t one;
-
-		if (!CPU_ISSET(cpu, &set))
+	for (cpu = 0; cpu < ncpus && !err; cpu++) {
+		if (!CPU_ISSET_S(cpu, size, set))
 			continue;
-		CPU_ZERO(&one);
-		CPU_SET(cpu, &one);
-		pthread_attr_setaffinity_np(&attr, sizeof(one), &one);
+		CPU_ZERO_S(size, one);
+		CPU_SET_S(cpu, size, one);
+		pthread_attr_setaffinity_np(&attr, size, one);
 		x[n].s = &s;
 		x[n].cpu = cpu;
 		err = -pthread_create(&x[n].th, &attr, run, &x[n]);
@@ -109,6 +124,8 @@ TSC_API int tsc_xcpu_check(struct tsc *t, unsigned int ms,
 	for (i = 0; i < n; i++)
 		pthread_join(x[i].th, NULL);
 	free(x);
+	CPU_FREE(set);
+	CPU_FREE(one);
 	if (err)
 		return tsc__set_errno(err);
 	s.r.cpus = n;

@@ -32,6 +32,23 @@ expect 0 "libtsc" -V
 expect 1 "RDTSC usable: *no" --sysroot "$TSC_TEST_VARIANTS/stable-0"
 expect 0 "RDTSC usable: *yes" --sysroot "$TSC_TEST_VARIANTS/patched-good"
 expect 2 "needs a directory" --sysroot ""
+expect 3 "sysroot /nonexistent/dump: No such file" --sysroot /nonexistent/dump
+: > /tmp/cli.$$.file
+expect 3 "not a directory" --sysroot /tmp/cli.$$.file
+
+# Hostile dumps: a FIFO where a number should be reads as empty (no hang),
+# and a path that is not UTF-8 still gives valid UTF-8 JSON.
+bad=/tmp/cli.$$.$(printf 'bad\377\300\200name')
+cp -r "$TSC_TEST_VARIANTS/patched-good" "$bad"
+rm -f "$bad/sys/devices/system/tsc/tsc0/tsc_stable"
+mkfifo "$bad/sys/devices/system/tsc/tsc0/tsc_stable"
+timeout 10 "$ti" --sysroot "$bad" > /tmp/cli.$$.out 2>&1; rc=$?
+[ "$rc" = 1 ] || no "a FIFO in the dump: exit $rc, want 1 (124: it hung)"
+grep -q "tsc_stable: empty" /tmp/cli.$$.out || no "a FIFO in the dump: no 'tsc_stable: empty' reason"
+timeout 10 "$ti" --json --sysroot "$bad" > /tmp/cli.$$.out 2>&1
+python3 -c 'import json,sys; d=json.loads(open(sys.argv[1],"rb").read().decode("utf-8")); assert "\ufffd" in d["sysroot"]' \
+	/tmp/cli.$$.out || no "--json with a non-UTF-8 path is not UTF-8 JSON with U+FFFD"
+rm -rf "$bad"
 expect 3 "cannot write" --dump-vdso /nonexistent/dir/vdso.img
 "$ti" -x20 --no-cost | grep -q "cross-CPU check:" || no "-x20: no cross-CPU result"
 "$ti" --json --sysroot "$TSC_TEST_VARIANTS/patched-good" | python3 -m json.tool > /dev/null ||

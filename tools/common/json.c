@@ -2,22 +2,61 @@
 /* The JSON string writer of tscinfo and tscbench. */
 #include "json.h"
 
+/* Length of the well-formed UTF-8 sequence at s (RFC 3629: no overlong
+ * forms, no surrogates, nothing past U+10FFFF), or 0. */
+static int utf8_len(const unsigned char *s)
+{
+	unsigned char lo = 0x80, hi = 0xbf;
+	int n, i;
+
+	if (*s >= 0xc2 && *s <= 0xdf)
+		n = 2;
+	else if (*s >= 0xe0 && *s <= 0xef)
+		n = 3;
+	else if (*s >= 0xf0 && *s <= 0xf4)
+		n = 4;
+	else
+		return 0;
+	if (*s == 0xe0)
+		lo = 0xa0;
+	else if (*s == 0xed)
+		hi = 0x9f;
+	else if (*s == 0xf0)
+		lo = 0x90;
+	else if (*s == 0xf4)
+		hi = 0x8f;
+	for (i = 1; i < n; i++, lo = 0x80, hi = 0xbf)
+		if (s[i] < lo || s[i] > hi)
+			return 0;
+	return n;
+}
+
+/* A JSON string, valid UTF-8 whatever the bytes: a byte that does not
+ * start a well-formed sequence becomes U+FFFD. */
 void json_str(FILE *f, const char *s)
 {
+	const unsigned char *p = (const unsigned char *)s;
+	int n;
+
 	if (!s) {
 		fputs("null", f);
 		return;
 	}
 	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
+	while (*p) {
+		if (*p == '"' || *p == '\\') {
+			fprintf(f, "\\%c", *p++);
+		} else if (*p < 0x20 || *p == 0x7f) {
+			fprintf(f, "\\u%04x", *p++);
+		} else if (*p < 0x80) {
+			fputc(*p++, f);
+		} else if ((n = utf8_len(p))) {
+			fwrite(p, 1, n, f);
+			p += n;
+		} else {
+			fputs("\\ufffd", f);
+			p++;
+		}
 	}
 	fputc('"', f);
 }

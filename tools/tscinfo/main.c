@@ -9,6 +9,7 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "tscinfo.h"
@@ -237,6 +238,7 @@ static int dump_vdso(const char *file)
 int main(int argc, char **argv)
 {
 	struct report r;
+	struct stat st;
 	struct cfg cfg;
 	struct tsc *t;
 	char err[256];
@@ -258,6 +260,15 @@ int main(int argc, char **argv)
 		break;
 	}
 
+	/* A dump that is not there is an error, not a machine without a TSC. */
+	if (cfg.sysroot && stat(cfg.sysroot, &st)) {
+		tool_warn("sysroot %s: %s", cfg.sysroot, strerror(errno));
+		return EXIT_RUNTIME;
+	}
+	if (cfg.sysroot && !S_ISDIR(st.st_mode)) {
+		tool_warn("sysroot %s: not a directory", cfg.sysroot);
+		return EXIT_RUNTIME;
+	}
 	TSC_OPTS(o, .sysroot = cfg.sysroot, .force_calibrate = cfg.calibrate,
 		 .no_watcher = true);
 	t = tsc_open(&o);
