@@ -29,8 +29,7 @@ int tsc__parse_has_name(const char *buf, size_t len, const char *name, bool *has
 			if (i - w == n && n && !memcmp(buf + w, name, n))
 				*has = true;
 			w = i + 1;
-		} else if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-			     (c >= 'A' && c <= 'Z') || c == '_' || c == '-' || c == '.')) {
+		} else if (!tsc__name_char(c)) {
 			return -EBADMSG;
 		}
 	}

@@ -126,18 +126,18 @@ static bool pick(struct tsc *t, struct decision *d, bool may_calibrate)
 	if (sf->cpuid16_mhz)
 		NOTE("CPUID 0x16: base frequency %llu MHz (not used for conversion)",
 		     (unsigned long long)sf->cpuid16_mhz);
-	if ((!n || t->opts.force_calibrate) && !may_calibrate &&
-	    (t->live || t->opts.force_calibrate)) {
-		NOTE("no calibration: the TSC is not used, so no factors are needed");
-	} else if ((!n || t->opts.force_calibrate) && may_calibrate &&
-		   (t->live || t->opts.force_calibrate)) {
-		if (!t->sf.calib.done)
-			tsc__calibrate(t, &t->sf.calib, 20000000);
-		NOTE("%s", t->sf.calib.why);
-		if (t->sf.calib.ok) {
-			if (t->opts.force_calibrate)
-				n = 0;
-			c[n++] = t->sf.calib.f;
+	if ((!n || t->opts.force_calibrate) && (t->live || t->opts.force_calibrate)) {
+		if (!may_calibrate) {
+			NOTE("no calibration: the TSC is not used, so no factors are needed");
+		} else {
+			if (!t->sf.calib.done)
+				tsc__calibrate(t, &t->sf.calib, 20000000);
+			NOTE("%s", t->sf.calib.why);
+			if (t->sf.calib.ok) {
+				if (t->opts.force_calibrate)
+					n = 0;
+				c[n++] = t->sf.calib.f;
+			}
 		}
 	}
 	if (!n && !t->live && !t->opts.force_calibrate)

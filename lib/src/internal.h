@@ -30,6 +30,7 @@
 /* --- parsers (sysfs.c, cpuinfo.c, cpuid.c, vdso.c); all take untrusted bytes */
 int tsc__parse_u64(const char *buf, size_t len, uint64_t *out);
 int tsc__parse_name(const char *buf, size_t len, char *out, size_t cap);
+bool tsc__name_char(char c);
 const char *tsc__strerr(int err);
 
 enum {	/* cpuinfo flags that matter, as bits */

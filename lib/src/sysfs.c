@@ -34,7 +34,14 @@ int tsc__parse_u64(const char *buf, size_t len, uint64_t *out)
 	return 0;
 }
 
-/* A clocksource name: [a-z0-9_-]+ and a newline. */
+/* May c be part of a clocksource name? */
+bool tsc__name_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+	       (c >= 'A' && c <= 'Z') || c == '_' || c == '-' || c == '.';
+}
+
+/* A clocksource name: [a-zA-Z0-9_.-]+ and a newline. */
 int tsc__parse_name(const char *buf, size_t len, char *out, size_t cap)
 {
 	size_t i;
@@ -48,8 +55,7 @@ int tsc__parse_name(const char *buf, size_t len, char *out, size_t cap)
 	for (i = 0; i < len - 1; i++) {
 		char c = buf[i];
 
-		if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-		      (c >= 'A' && c <= 'Z') || c == '_' || c == '-' || c == '.'))
+		if (!tsc__name_char(c))
 			return -EBADMSG;
 		out[i] = c;
 	}

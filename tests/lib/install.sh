@@ -21,29 +21,11 @@ readelf -d "$r/lib/libtsc.so" | grep -q 'SONAME.*\[libtsc.so.0\]' || no "soname 
 n=$(ls "$r/share/man/man3" | wc -l)
 [ "$n" -ge 8 ] || no "only $n man pages in man3"
 
-cat > "$d/p.c" <<'C'
-#include <stdio.h>
-#include <tsc.h>
-int main(void)
-{
-	TSC_OPTS(o, .no_watcher = true);
-	struct tsc *t = tsc_open(&o);
-	uint64_t a, b;
-
-	if (!t)
-		return 1;
-	a = tsc_now_ns(t);
-	b = tsc_now_ns(t);
-	printf("libtsc %s: %s\n", tsc_version(), tsc_in_use(t) ? "TSC" : "fallback");
-	tsc_close(t);
-	return b < a;
-}
-C
 export PKG_CONFIG_PATH="$r/lib/pkgconfig" PKG_CONFIG_SYSROOT_DIR="$d/root"
-cc -o "$d/p" "$d/p.c" $(pkg-config --cflags --libs libtsc) || no "cannot build against it"
+cc -o "$d/p" "$top/tests/lib/example.c" $(pkg-config --cflags --libs libtsc) || no "cannot build against it"
 LD_LIBRARY_PATH="$r/lib" "$d/p" || no "the program does not run"
 LD_LIBRARY_PATH="$r/lib" ldd "$d/p" | grep -q "$r/lib/libtsc.so.0" || no "not linked to the installed .so"
-cc -static -o "$d/ps" "$d/p.c" $(pkg-config --static --cflags --libs libtsc) || no "static build failed"
+cc -static -o "$d/ps" "$top/tests/lib/example.c" $(pkg-config --static --cflags --libs libtsc) || no "static build failed"
 "$d/ps" | sed 's/^/# /' || no "the static program does not run"
 rm -rf "$d"
 exit $fail

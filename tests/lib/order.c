@@ -56,17 +56,6 @@ static void *reader(void *arg)
 	return NULL;
 }
 
-/* The kernel's factors for khz: tsc_khz, tsc_mult and tsc_shift agree. */
-static void set_khz(const char *root, uint64_t khz)
-{
-	char b[64];
-
-	snprintf(b, sizeof(b), "%llu\n", (unsigned long long)khz);
-	t_write(root, "sys/devices/system/tsc/tsc0/tsc_khz", b);
-	snprintf(b, sizeof(b), "%llu\n", (unsigned long long)((1000000ull << 24) / khz));
-	t_write(root, "sys/devices/system/tsc/tsc0/tsc_mult", b);
-}
-
 int main(void)
 {
 	char root[] = "/tmp/tsc-order-XXXXXX";
@@ -90,7 +79,7 @@ int main(void)
 	 * mixed the two copies would be off by 1% of the absolute ns. */
 	for (k = 0; k < 3000; k++) {
 		if (k % 4 == 1)
-			set_khz(root, khz + (k % 8 == 1 ? khz / 100 : 0));
+			t_set_khz(root, khz + (k % 8 == 1 ? khz / 100 : 0));
 		t_write(root, STABLE, k & 1 ? "1\n" : "0\n");
 		tsc_process_events(h);
 	}

@@ -116,19 +116,26 @@ static inline void t_rmroot(const char *root)
 		printf("# cannot remove %s\n", root);
 }
 
-/* A sysroot in which a patched kernel keeps time with a TSC it trusts at
- * khz: it drives the decision, so the TSC paths run on any machine where
- * RDTSC may run, whatever its kernel thinks of the TSC. */
-static inline void t_mkroot(const char *root, uint64_t khz)
+/* The kernel's factors in a sysroot for khz: tsc_khz, tsc_mult and
+ * tsc_shift (24) agree. */
+static inline void t_set_khz(const char *root, uint64_t khz)
 {
 	char b[64];
 
-	t_write(root, "sys/devices/system/tsc/tsc0/tsc_stable", "1\n");
 	snprintf(b, sizeof(b), "%llu\n", (unsigned long long)khz);
 	t_write(root, "sys/devices/system/tsc/tsc0/tsc_khz", b);
 	t_write(root, "sys/devices/system/tsc/tsc0/tsc_shift", "24\n");
 	snprintf(b, sizeof(b), "%llu\n", (unsigned long long)((1000000ull << 24) / khz));
 	t_write(root, "sys/devices/system/tsc/tsc0/tsc_mult", b);
+}
+
+/* A sysroot in which a patched kernel keeps time with a TSC it trusts at
+ * khz: it drives the decision, so the TSC paths run on any machine where
+ * RDTSC may run, whatever its kernel thinks of the TSC. */
+static inline void t_mkroot(const char *root, uint64_t khz)
+{
+	t_write(root, "sys/devices/system/tsc/tsc0/tsc_stable", "1\n");
+	t_set_khz(root, khz);
 	t_write(root, "sys/devices/system/clocksource/clocksource0/current_clocksource", "tsc\n");
 	t_write(root, "sys/devices/system/clocksource/clocksource0/available_clocksource",
 		"tsc hpet\n");

@@ -98,6 +98,16 @@ static void cpus_and_policy(void)
 	tsc_close(t);
 }
 
+/* As root, become nobody (the cases below need an unprivileged task). */
+static bool unprivileged(void)
+{
+	if (geteuid() == 0 && setuid(65534)) {
+		FAIL("setuid(65534): %s: the unprivileged case did not run", strerror(errno));
+		return false;
+	}
+	return true;
+}
+
 /* CPUs this process may not use: refused, said, and the watcher runs. */
 static void cpus_refused(void)
 {
@@ -123,10 +133,8 @@ static void refused(void)
 	struct tsc *t;
 
 	setrlimit(RLIMIT_RTPRIO, &r);
-	if (geteuid() == 0 && setuid(65534)) {
-		FAIL("setuid(65534): %s: the unprivileged case did not run", strerror(errno));
+	if (!unprivileged())
 		return;
-	}
 	TSC_OPTS(o, .watcher_policy = SCHED_RR, .watcher_priority = 5);
 	t = tsc_open(&o);
 	CHECK(t, "open: a refused policy must not fail it: %s", strerror(errno));
@@ -164,10 +172,8 @@ static void no_thread(void)
 	struct rlimit r = { 0, 0 };
 	struct tsc *t;
 
-	if (geteuid() == 0 && setuid(65534)) {
-		FAIL("setuid(65534): %s: the unprivileged case did not run", strerror(errno));
+	if (!unprivileged())
 		return;
-	}
 	setrlimit(RLIMIT_NPROC, &r);
 	t = tsc_open(NULL);
 	CHECK(t, "open with no thread to spare: %s", strerror(errno));
