@@ -7,9 +7,16 @@
  *   insmod tsc_unstable.ko context=timer	from a timer (softirq), like
  *						the clocksource watchdog
  *   insmod tsc_unstable.ko context=process	from process context
+ *
+ * The moment of the decision, ktime_get_mono_fast_ns() (CLOCK_MONOTONIC)
+ * taken just before mark_tsc_unstable(), stays readable in
+ * /sys/module/tsc_unstable/parameters/decided_ns, so that user space can
+ * time its own reaction from there rather than from the insmod; and
+ * marked_ns, taken when mark_tsc_unstable() has returned.
  */
 #include <linux/completion.h>
 #include <linux/jiffies.h>
+#include <linux/timekeeping.h>
 #include <linux/module.h>
 #include <linux/string.h>
 #include <linux/timer.h>
@@ -19,12 +26,25 @@ static char *context = "timer";
 module_param(context, charp, 0444);
 MODULE_PARM_DESC(context, "where to call mark_tsc_unstable(): timer or process");
 
+static unsigned long long decided_ns, marked_ns;
+module_param(decided_ns, ullong, 0444);
+MODULE_PARM_DESC(decided_ns, "CLOCK_MONOTONIC ns just before mark_tsc_unstable() (read only)");
+module_param(marked_ns, ullong, 0444);
+MODULE_PARM_DESC(marked_ns, "CLOCK_MONOTONIC ns once mark_tsc_unstable() returned (read only)");
+
+static void mark(char *reason)
+{
+	WRITE_ONCE(decided_ns, ktime_get_mono_fast_ns());
+	mark_tsc_unstable(reason);
+	WRITE_ONCE(marked_ns, ktime_get_mono_fast_ns());
+}
+
 static DECLARE_COMPLETION(marked);
 
 static void mark_from_timer(struct timer_list *timer)
 {
 	WARN_ON_ONCE(!in_serving_softirq());
-	mark_tsc_unstable("tsckit test module (timer context)");
+	mark("tsckit test module (timer context)");
 	complete(&marked);
 }
 
@@ -33,7 +53,7 @@ static int __init tsc_unstable_init(void)
 	struct timer_list timer;
 
 	if (!strcmp(context, "process")) {
-		mark_tsc_unstable("tsckit test module (process context)");
+		mark("tsckit test module (process context)");
 		return 0;
 	}
 	if (strcmp(context, "timer")) {
