@@ -42,6 +42,15 @@ static void measure(struct tsc *t, clockid_t clk, uint64_t *l, uint64_t *c)
 	}
 }
 
+/* Field by field with atomics: tsc_ns_to_clock() may be reading them. */
+static void store(struct wall_anchor *w, const struct wall_anchor *a)
+{
+	__atomic_store_n(&w->valid, a->valid, __ATOMIC_RELAXED);
+	__atomic_store_n(&w->l0, a->l0, __ATOMIC_RELAXED);
+	__atomic_store_n(&w->c0, a->c0, __ATOMIC_RELAXED);
+	__atomic_store_n(&w->adj, a->adj, __ATOMIC_RELAXED);
+}
+
 /* Caller holds t->lock. */
 int tsc__reanchor(struct tsc *t)
 {
@@ -74,7 +83,7 @@ int tsc__reanchor(struct tsc *t)
 	__atomic_store_n(&t->wseq, t->wseq + 1, __ATOMIC_RELAXED);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	for (i = 0; i < W_NR; i++)
-		t->w[i] = nw[i];
+		store(&t->w[i], &nw[i]);
 	__atomic_store_n(&t->wseq, t->wseq + 1, __ATOMIC_RELEASE);
 	t->last_anchor_raw = tsc__mono_raw();
 	t->scale_offset = (int64_t)(nw[W_RAW].l0 - nw[W_RAW].c0);
