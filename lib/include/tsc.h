@@ -54,6 +54,8 @@
  * Thread safety: every read function and tsc_get_info(), tsc_reasons(),
  * tsc_ns_to_clock() may be called from any thread at any time.  The
  * handle must outlive all of them; tsc_close() is not concurrent-safe.
+ * tsc_default()'s handle is shared by the whole process and outlives
+ * every call: it is never freed.
  * The watcher thread ("tsc-watch") blocks every signal.  After fork()
  * the parent's handles are untouched; the child stays single-threaded
  * until its first non-inline call on a handle, which gives the handle
@@ -136,6 +138,16 @@ struct tsc_opts {
  * back and tsc_reasons() says why. */
 struct tsc *tsc_open(const struct tsc_opts *opts);
 void tsc_close(struct tsc *t);
+
+/* The process-wide handle, for libraries that share one watcher: opened
+ * with default options (tsc_open(NULL)) at the first call, which any
+ * number of threads may make at once; the same pointer ever after.  It
+ * is never freed: tsc_close() on it does nothing, and it and its watcher
+ * last until the process exits.  In a forked child it is the same handle,
+ * and tsc_default() counts as a call on it (see tsc_open(3) on fork).
+ * Returns NULL and errno ENOMEM if the open fails; the next call tries
+ * again.  Since 0.3 (LIBTSC_0.3). */
+struct tsc *tsc_default(void);
 
 /* Where the conversion factors came from. */
 enum tsc_src {
@@ -229,7 +241,7 @@ struct tsc_xcpu_result {
 int tsc_xcpu_check(struct tsc *t, unsigned int ms,
 		   struct tsc_xcpu_result *res, size_t sz);
 
-const char *tsc_version(void);	/* "0.2.0": the library actually loaded */
+const char *tsc_version(void);	/* "0.3.0": the library actually loaded */
 
 /*
  * Fast path.  The published state is the first member of struct tsc: two

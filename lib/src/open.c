@@ -111,9 +111,10 @@ TSC_API struct tsc *tsc_open(const struct tsc_opts *opts)
 	return t;
 }
 
+/* The default handle lives until exit: closing it does nothing. */
 TSC_API void tsc_close(struct tsc *t)
 {
-	if (!t)
+	if (!t || tsc__is_default(t))
 		return;
 	tsc__unregister(t);
 	tsc__watch_stop(t);

@@ -12,6 +12,10 @@
  * handle's copies of the parent's fds, never writing them: whatever the
  * child does, the parent's watcher goes on.  The child's handle gets fds
  * and a watcher of its own at the child's first library call.
+ *
+ * The default handle (tsc_default()) is one of them, opened under a lock
+ * that the fork handler takes first, so that a child never inherits it
+ * held by a thread that was opening the handle.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -227,6 +231,9 @@ void tsc__watch_stop(struct tsc *t)
 	t->epfd = t->timerfd = t->stopfd = -1;
 }
 
+/* Lock order: default_lock, reg_lock, a handle's lock. */
+static pthread_mutex_t default_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct tsc *default_t;	/* written once, under default_lock */
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t reg_once = PTHREAD_ONCE_INIT;
 static struct tsc *reg_head;
@@ -235,6 +242,7 @@ static void fork_prepare(void)
 {
 	struct tsc *t;
 
+	pthread_mutex_lock(&default_lock);
 	pthread_mutex_lock(&reg_lock);
 	for (t = reg_head; t; t = t->reg_next)
 		pthread_mutex_lock(&t->lock);
@@ -247,6 +255,7 @@ static void fork_parent(void)
 	for (t = reg_head; t; t = t->reg_next)
 		pthread_mutex_unlock(&t->lock);
 	pthread_mutex_unlock(&reg_lock);
+	pthread_mutex_unlock(&default_lock);
 }
 
 /* The child has no watcher thread, and shares the parent's fds: drop
@@ -261,18 +270,20 @@ static void fork_child(void)
 	for (t = reg_head; t; t = t->reg_next) {
 		t->thread_on = false;
 		tsc__watch_stop(t);
-		t->rearm = true;
+		__atomic_store_n(&t->rearm, true, __ATOMIC_RELAXED);
 		pthread_mutex_unlock(&t->lock);
 	}
 	pthread_mutex_unlock(&reg_lock);
+	pthread_mutex_unlock(&default_lock);
 }
 
-/* Take the handle's lock; in a forked child, first start its watching. */
+/* Take the handle's lock; in a forked child, first start its watching.
+ * (rearm is atomic: tsc_default() looks at it without the lock.) */
 void tsc__lock(struct tsc *t)
 {
 	pthread_mutex_lock(&t->lock);
-	if (t->rearm) {
-		t->rearm = false;
+	if (__atomic_load_n(&t->rearm, __ATOMIC_RELAXED)) {
+		__atomic_store_n(&t->rearm, false, __ATOMIC_RELAXED);
 		t->watch_err = tsc__watch_start(t);
 	}
 }
@@ -280,6 +291,36 @@ void tsc__lock(struct tsc *t)
 static void reg_init(void)
 {
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
+}
+
+/* Once the handle is published, a call is two loads (the handle, its
+ * rearm flag) and no lock, but in a forked child the first call re-arms
+ * the handle as any first call on it does.  The fork handler is
+ * installed before default_lock is first taken. */
+TSC_API struct tsc *tsc_default(void)
+{
+	struct tsc *t = __atomic_load_n(&default_t, __ATOMIC_ACQUIRE);
+
+	if (!t) {
+		pthread_once(&reg_once, reg_init);
+		pthread_mutex_lock(&default_lock);
+		t = default_t;
+		if (!t) {
+			t = tsc_open(NULL);	/* fails only for ENOMEM */
+			__atomic_store_n(&default_t, t, __ATOMIC_RELEASE);
+		}
+		pthread_mutex_unlock(&default_lock);
+	}
+	if (t && __atomic_load_n(&t->rearm, __ATOMIC_RELAXED)) {
+		tsc__lock(t);
+		pthread_mutex_unlock(&t->lock);
+	}
+	return t;
+}
+
+bool tsc__is_default(const struct tsc *t)
+{
+	return t && t == __atomic_load_n(&default_t, __ATOMIC_ACQUIRE);
 }
 
 void tsc__register(struct tsc *t)

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT OR LGPL-2.1
-/* The shared library: soname, version node, and the inline fast path as
- * real symbols (for bindings) agreeing with the inline functions. */
+/* The shared library: soname, version nodes, and the inline fast path as
+ * real symbols (for bindings) agreeing with the inline functions; a
+ * dlclose() does not unmap it while tsc_default()'s watcher runs it. */
 #include <dlfcn.h>
 
 #include "t.h"
@@ -11,6 +12,7 @@ int main(void)
 	void *h;
 	struct tsc *(*open_)(const struct tsc_opts *);
 	void (*close_)(struct tsc *);
+	struct tsc *(*default_)(void);
 	uint64_t (*now)(const struct tsc *), (*now_o)(const struct tsc *);
 	uint64_t (*d2ns)(const struct tsc *, uint64_t);
 	bool (*in_use)(const struct tsc *);
@@ -29,6 +31,8 @@ int main(void)
 		DONE();
 	for (k = 0; k < sizeof(names) / sizeof(names[0]); k++)
 		CHECK(dlvsym(h, names[k], "LIBTSC_0.2"), "%s@LIBTSC_0.2 missing", names[k]);
+	CHECK(dlvsym(h, "tsc_default", "LIBTSC_0.3") && !dlvsym(h, "tsc_default", "LIBTSC_0.2"),
+	      "tsc_default not (only) in LIBTSC_0.3");
 	CHECK(!dlsym(h, "tsc__decide") && !dlsym(h, "tsc__parse_u64"), "internals exported");
 	open_ = (void *)dlsym(h, "tsc_open");
 	close_ = (void *)dlsym(h, "tsc_close");
@@ -77,7 +81,14 @@ int main(void)
 	}
 	CHECK(in_use(t), "the TSC path was not tested");
 	close_(t);
+	/* The .so's default handle: its watcher wakes within 1 s, in the
+	 * library's code, which must still be mapped after dlclose(). */
+	default_ = (void *)dlsym(h, "tsc_default");
+	CHECK(default_ && default_(), "tsc_default() through the .so");
 	dlclose(h);
+	CHECK(dlopen(path, RTLD_NOW | RTLD_NOLOAD), "dlclose() unloaded libtsc.so (not -z nodelete)");
+	fflush(stdout);
+	t_sleep_ms(1500);
 	t_rmroot(root);
 	DONE();
 }

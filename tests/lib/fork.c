@@ -10,7 +10,6 @@
  */
 #include <pthread.h>
 #include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "t.h"
@@ -24,29 +23,6 @@ static bool wait_in_use(struct tsc *t, bool want)
 	for (k = 0; k < 40 && tsc_in_use(t) != want; k++)
 		t_sleep_ms(100);
 	return tsc_in_use(t) == want;
-}
-
-static int threads(void)
-{
-	char l[256];
-	int n = -1;
-	FILE *f = fopen("/proc/self/status", "r");
-
-	while (f && fgets(l, sizeof(l), f))
-		if (sscanf(l, "Threads: %d", &n) == 1)
-			break;
-	if (f)
-		fclose(f);
-	return n;
-}
-
-static int child_status(pid_t pid)
-{
-	int st;
-
-	if (waitpid(pid, &st, 0) != pid)
-		return -1;
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
 static struct tsc *busy_h;
@@ -84,7 +60,7 @@ int main(void)
 		tsc_close(h);
 		_exit(0);
 	}
-	CHECK(child_status(pid) == 0, "child that closed its handle failed");
+	CHECK(t_wait(pid) == 0, "child that closed its handle failed");
 	t_write(root, STABLE, "0\n");
 	CHECK(wait_in_use(h, false), "parent stopped following the kernel after the child's tsc_close()");
 	t_write(root, STABLE, "1\n");
@@ -96,15 +72,15 @@ int main(void)
 	pid = fork();
 	if (pid == 0) {
 		alarm(10);
-		if (threads() != 1)
+		if (t_threads() != 1)
 			_exit(2);
 		tsc_get_info(h, &i, sizeof(i));
-		if (threads() != 2)
+		if (t_threads() != 2)
 			_exit(3);
 		t_write(root, STABLE, "0\n");
 		_exit(wait_in_use(h, false) ? 0 : 1);
 	}
-	k = child_status(pid);
+	k = t_wait(pid);
 	CHECK(k != 2, "the child has a thread before any library call");
 	CHECK(k != 3, "no watcher in the child after its first library call");
 	CHECK(k == 0, "child's handle did not follow the kernel (status %d)", k);
@@ -123,7 +99,7 @@ int main(void)
 			tsc_close(h);
 			_exit(0);
 		}
-		bad += child_status(pid) != 0;
+		bad += t_wait(pid) != 0;
 	}
 	__atomic_store_n(&busy_stop, 1, __ATOMIC_RELAXED);
 	pthread_join(th, NULL);

@@ -4,11 +4,13 @@
 #ifndef T_H
 #define T_H
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <tsc.h>
 
@@ -48,6 +50,61 @@ static inline void t_sleep_ms(long ms)
 
 	while (nanosleep(&ts, &ts) && errno == EINTR)
 		;
+}
+
+/* This process's threads, from /proc/self/status; -1 if unknown. */
+static inline int t_threads(void)
+{
+	char l[256];
+	int n = -1;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	while (f && fgets(l, sizeof(l), f))
+		if (sscanf(l, "Threads: %d", &n) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return n;
+}
+
+/* How many of this process's threads are named tsc-watch; *tid (if not
+ * NULL) gets the last one's tid, or -1. */
+static inline int t_watchers(pid_t *tid)
+{
+	char p[300], comm[32];
+	struct dirent *e;
+	DIR *d = opendir("/proc/self/task");
+	FILE *f;
+	int n = 0;
+
+	if (tid)
+		*tid = -1;
+	while (d && (e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(p, sizeof(p), "/proc/self/task/%s/comm", e->d_name);
+		f = fopen(p, "r");
+		if (f && fgets(comm, sizeof(comm), f) && !strcmp(comm, "tsc-watch\n")) {
+			n++;
+			if (tid)
+				*tid = atoi(e->d_name);
+		}
+		if (f)
+			fclose(f);
+	}
+	if (d)
+		closedir(d);
+	return n;
+}
+
+/* A child's exit status, 128 + the signal that killed it, or -1. */
+static inline int t_wait(pid_t pid)
+{
+	int st;
+
+	if (waitpid(pid, &st, 0) != pid)
+		return -1;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
 /* Does any reason's text contain s? */

@@ -7,7 +7,6 @@
  * EAGAIN) tsc_open() still gives a handle that decides and reads, and
  * says it cannot follow the kernel.  Each case runs in a child.
  */
-#include <dirent.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -21,24 +20,9 @@
 /* The tid of the thread named tsc-watch, or -1. */
 static pid_t watcher_tid(void)
 {
-	char p[300], comm[32];
-	struct dirent *e;
-	pid_t tid = -1;
-	DIR *d = opendir("/proc/self/task");
-	FILE *f;
+	pid_t tid;
 
-	while (d && (e = readdir(d))) {
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(p, sizeof(p), "/proc/self/task/%s/comm", e->d_name);
-		f = fopen(p, "r");
-		if (f && fgets(comm, sizeof(comm), f) && !strcmp(comm, "tsc-watch\n"))
-			tid = atoi(e->d_name);
-		if (f)
-			fclose(f);
-	}
-	if (d)
-		closedir(d);
+	t_watchers(&tid);
 	return tid;
 }
 
