@@ -5,7 +5,7 @@
 S := scripts
 
 .PHONY: run check deps tree kernel guest export-series checkpatch \
-	each-patch scenario clean distclean lib tools install host-check bench \
+	each-patch scenario emucheck clean distclean lib tools install host-check bench \
 	fresh-check
 
 run:			## boot the patched kernel: tscinfo, a live loss of trust in the TSC; tscinfo here
@@ -40,6 +40,11 @@ each-patch:		## build the whole kernel after each patch in turn
 
 scenario: guest		## boot one scenario: make scenario NAME=default
 	$(S)/run-scenario $(NAME)
+
+SEED ?= 1
+COUNT ?= 20000
+emucheck: guest		## RDTSC emulation against the CPU in QEMU: make emucheck SEED=n COUNT=m
+	EMUCHECK_SEED=$(SEED) EMUCHECK_COUNT=$(COUNT) $(S)/run-scenario tsc-user-emucheck
 
 lib:			## build libtsc (libtsc.a, libtsc.so.0, libtsc.pc) in build/lib
 	$(MAKE) -C lib
