@@ -10,7 +10,9 @@
  *
  *   usable		the TSC is used with the kernel's own factors (vDSO,
  *			not a calibration) for the right reasons, and libtsc
- *			ns agree with CLOCK_MONOTONIC_RAW within 1 ppm over 2 s
+ *			ns agree with CLOCK_MONOTONIC_RAW within 1 ppm over 2 s;
+ *			figures: tsc_open()'s time and its system calls
+ *			(counted with ptrace)
  *   fallback WHY...	the TSC is not used, ns come from CLOCK_MONOTONIC_RAW,
  *			and every "no" reason is one of WHY: stable0
  *			(tsc_stable=0), unavailable (tsc not in
@@ -51,7 +53,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ptrace.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <ucontext.h>
 #include <unistd.h>
 
@@ -197,6 +201,60 @@ static struct tsc *open_handle(bool watcher)
 	return h;
 }
 
+/*
+ * The system calls a first tsc_open() makes from the calling thread:
+ * a child counts them under ptrace between two getppid() marks (the
+ * watcher thread it creates is not traced). -1 when the count failed.
+ */
+static long count_open_syscalls(void)
+{
+	struct __ptrace_syscall_info info;
+	long calls = 0, marks = 0;
+	int status, sig = 0;
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return -1;
+	if (!pid) {
+		if (ptrace(PTRACE_TRACEME, 0, NULL, NULL))
+			_exit(2);
+		raise(SIGSTOP);
+		syscall(SYS_getppid);
+		tsc_open(NULL);
+		syscall(SYS_getppid);
+		_exit(0);
+	}
+	if (waitpid(pid, &status, 0) != pid || !WIFSTOPPED(status) ||
+	    ptrace(PTRACE_SETOPTIONS, pid, NULL,
+		   (void *)(long)(PTRACE_O_TRACESYSGOOD | PTRACE_O_EXITKILL)))
+		goto fail;
+	while (marks < 2) {
+		if (ptrace(PTRACE_SYSCALL, pid, NULL, (void *)(long)sig) ||
+		    waitpid(pid, &status, 0) != pid || !WIFSTOPPED(status))
+			goto fail;
+		sig = 0;
+		if (WSTOPSIG(status) != (SIGTRAP | 0x80)) {
+			sig = WSTOPSIG(status);	/* a signal: pass it on */
+			continue;
+		}
+		if (ptrace(PTRACE_GET_SYSCALL_INFO, pid, (void *)sizeof(info), &info) <= 0)
+			goto fail;
+		if (info.op != PTRACE_SYSCALL_INFO_ENTRY)
+			continue;
+		if (info.entry.nr == SYS_getppid)
+			marks++;
+		else if (marks == 1)
+			calls++;
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	return calls;
+fail:
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	return -1;
+}
+
 static void describe(const struct tsc_info *i)
 {
 	printf("libtsc: TSC %s; ns = ticks * %llu >> %u (from %s); ordered reads %s; "
@@ -238,7 +296,10 @@ static struct pair bracket(struct tsc *h)
 
 static int mode_usable(void)
 {
+	long calls = count_open_syscalls();
+	uint64_t t0 = mono();
 	struct tsc *h = open_handle(true);
+	uint64_t open_ns = mono() - t0;
 	struct tsc_info i;
 	uint64_t mult, shift, khz, want;
 	struct pair a, b;
@@ -254,6 +315,9 @@ static int mode_usable(void)
 	      tsc_src_name(i.src));
 	check(i.calib_ns == 0 && i.err_ppb == 0, "no calibration ran (%llu ns, bound %llu ppb)",
 	      (unsigned long long)i.calib_ns, (unsigned long long)i.err_ppb);
+	printf("# figure: tsc_open() took %llu us and made %ld system calls\n",
+	       (unsigned long long)open_ns / 1000, calls);
+	check(calls > 0, "tsc_open()'s system calls counted (%ld)", calls);
 	mult = read_u64(P_TSC0 "tsc_mult");
 	shift = read_u64(P_TSC0 "tsc_shift");
 	khz = read_u64(P_TSC0 "tsc_khz");
@@ -293,6 +357,8 @@ static int mode_usable(void)
 	check(ppm >= -1 && ppm <= 1, "ns agree with CLOCK_MONOTONIC_RAW within 1 ppm (%+.4f)", ppm);
 
 	fact("usable", "%d", i.usable);
+	fact("open_syscalls", "%ld", calls);
+	fact("open_us", "%llu", (unsigned long long)open_ns / 1000);
 	fact("source", "%s", tsc_src_name(i.src));
 	fact("ordered_read", "%s", i.rdtscp ? "rdtscp" : "lfence-rdtsc");
 	fact("block_count", "%d", count_blocks());
