@@ -6,6 +6,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,6 +106,45 @@ static inline int t_wait(pid_t pid)
 	if (waitpid(pid, &st, 0) != pid)
 		return -1;
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/*
+ * t_wait() with a deadline, for a child that may hang: after secs
+ * seconds the child's threads are described ("# " lines: state, kernel
+ * wait channel, and their stacks when gdb is installed), the child is
+ * killed, and 128 + SIGKILL is returned.  Any other status is printed
+ * when it is not 0, so that a rare failure says what it was.
+ */
+static inline int t_wait_deadline(pid_t pid, int secs)
+{
+	char cmd[512];
+	int st, k, r;
+
+	for (k = 0; k < secs * 100; k++) {
+		r = waitpid(pid, &st, WNOHANG);
+		if (r == pid) {
+			r = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+			if (r)
+				printf("# child %d: %s %d\n", (int)pid,
+				       WIFEXITED(st) ? "exit status" : "killed by signal",
+				       WIFEXITED(st) ? r : r - 128);
+			return r;
+		}
+		if (r < 0)
+			return -1;
+		t_sleep_ms(10);
+	}
+	printf("# child %d still running after %d s; its threads:\n", (int)pid, secs);
+	fflush(stdout);
+	snprintf(cmd, sizeof(cmd),
+		 "for t in /proc/%d/task/*; do echo \"# $t $(cut -d' ' -f3 $t/stat) $(cat $t/wchan)\"; done;"
+		 " command -v gdb >/dev/null && gdb -q -batch -p %d -ex 'thread apply all bt' 2>&1 | sed 's/^/# /'",
+		 (int)pid, (int)pid);
+	if (system(cmd) < 0)
+		printf("# could not describe it\n");
+	kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
+	return 128 + SIGKILL;
 }
 
 /* Does any reason's text contain s? */
