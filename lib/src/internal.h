@@ -172,6 +172,16 @@ struct wall_anchor {
 	int64_t adj;		/* rate correction, 2^-32 units */
 };
 
+/* One anchor's readings: clock i read c[i] at library ns l[i], from a
+ * bracket w[i] ns wide; freq is adjtimex()'s frequency (and tick) as a
+ * rate in 2^-32 units, if freq_ok.  Measured by tsc__reanchor(); a test
+ * may make one up and hand it to tsc__wall_anchor(). */
+struct wall_sample {
+	uint64_t l[W_NR], c[W_NR], w[W_NR];
+	int64_t freq;
+	bool freq_ok;
+};
+
 struct tsc {
 	struct tsc_fast fast;	/* must be first: the inline fast path */
 	char root[4096];	/* "" (live) or the sysroot */
@@ -187,6 +197,7 @@ struct tsc {
 	uint32_t wseq;
 	struct wall_anchor w[W_NR];
 	uint64_t last_anchor_raw;
+	uint64_t (*wall_now)(struct tsc *t);	/* the writer's clock (tests replace it) */
 	/* watching */
 	int epfd, timerfd, stopfd;
 	int watch_fd[8];
@@ -219,8 +230,9 @@ uint64_t tsc__mono_raw(void);
 uint64_t tsc__clock_ns(clockid_t clk);
 int tsc__publish(struct tsc *t, const struct decision *d);
 uint64_t tsc__lib_now(struct tsc *t);
-/* wall.c */
+/* wall.c; caller holds t->lock */
 int tsc__reanchor(struct tsc *t);
+int tsc__wall_anchor(struct tsc *t, const struct wall_sample *x);
 /* watch.c */
 int tsc__watch_start(struct tsc *t);
 void tsc__watch_stop(struct tsc *t);

@@ -25,17 +25,18 @@ static int64_t extrapolate(const struct wall_anchor *a, uint64_t ns)
 	return (int64_t)a->c0 + d + (int64_t)(((__int128)d * a->adj) >> 32);
 }
 
-static void measure(struct tsc *t, clockid_t clk, uint64_t *l, uint64_t *c)
+static void measure(struct tsc *t, clockid_t clk, uint64_t *l, uint64_t *c, uint64_t *w)
 {
-	uint64_t best = UINT64_MAX, l0, l1, cn;
+	uint64_t l0, l1, cn;
 	int i;
 
+	*w = UINT64_MAX;
 	for (i = 0; i < 5; i++) {
 		l0 = tsc_now_ns_ordered(t);
 		cn = tsc__clock_ns(clk);
 		l1 = tsc_now_ns_ordered(t);
-		if (l1 >= l0 && l1 - l0 < best) {
-			best = l1 - l0;
+		if (l1 >= l0 && l1 - l0 < *w) {
+			*w = l1 - l0;
 			*l = l0 + (l1 - l0) / 2;
 			*c = cn;
 		}
@@ -51,8 +52,7 @@ static void store(struct wall_anchor *w, const struct wall_anchor *a)
 	__atomic_store_n(&w->adj, a->adj, __ATOMIC_RELAXED);
 }
 
-/* Caller holds t->lock. */
-int tsc__reanchor(struct tsc *t)
+int tsc__wall_anchor(struct tsc *t, const struct wall_sample *x)
 {
 	struct wall_anchor nw[W_NR];
 	int i;
@@ -62,7 +62,8 @@ int tsc__reanchor(struct tsc *t)
 		struct wall_anchor *a = &nw[i];
 		uint64_t span;
 
-		measure(t, wall_clk[i], &a->l0, &a->c0);
+		a->l0 = x->l[i];
+		a->c0 = x->c[i];
 		a->valid = true;
 		a->adj = o->valid ? o->adj : 0;
 		span = a->l0 - o->l0;
@@ -85,10 +86,21 @@ int tsc__reanchor(struct tsc *t)
 	for (i = 0; i < W_NR; i++)
 		store(&t->w[i], &nw[i]);
 	__atomic_store_n(&t->wseq, t->wseq + 1, __ATOMIC_RELEASE);
-	t->last_anchor_raw = tsc__mono_raw();
-	t->scale_offset = (int64_t)(nw[W_RAW].l0 - nw[W_RAW].c0);
-	t->info.scale_offset_ns = t->scale_offset;
 	t->info.anchors++;
+	return 0;
+}
+
+int tsc__reanchor(struct tsc *t)
+{
+	struct wall_sample x = { .freq_ok = false };
+	int i;
+
+	for (i = 0; i < W_NR; i++)
+		measure(t, wall_clk[i], &x.l[i], &x.c[i], &x.w[i]);
+	tsc__wall_anchor(t, &x);
+	t->last_anchor_raw = tsc__mono_raw();
+	t->scale_offset = (int64_t)(x.l[W_RAW] - x.c[W_RAW]);
+	t->info.scale_offset_ns = t->scale_offset;
 	return 0;
 }
 
