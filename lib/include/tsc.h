@@ -190,6 +190,13 @@ struct tsc_info {
 	int vdso_raw;		/* last __vdso_tsc_raw(): 0, -ENODEV, ...; 1 not called */
 	bool calibrated;	/* a calibration was made (only when its factors
 				 * would be used, or force_calibrate) */
+	/* The wall mapping (tsc_clock_gettime(3)); since 0.3.1: */
+	uint64_t clock_steps;	/* steps it took: REALTIME, TAI after the kernel
+				 * set them, BOOTTIME after a resume, any but
+				 * REALTIME, TAI forward when over 1 ms behind */
+	int64_t last_clock_step_ns;	/* the last one's size */
+	int64_t wall_error_ns;	/* CLOCK_MONOTONIC minus its mapping at the
+				 * last anchor, which slewing then absorbs */
 };
 /* Copy at most sz bytes of the current info and zero the rest of sz;
  * returns how many bytes this library filled (its struct's size, or sz

@@ -102,8 +102,11 @@ static void anchor_raw(struct tsc_fast_state *nf)
 	}
 }
 
-static void store(struct tsc_fast_state *f, const struct tsc_fast_state *nf)
+static void store_fast(void *dst, const void *src)
 {
+	struct tsc_fast_state *f = dst;
+	const struct tsc_fast_state *nf = src;
+
 	__atomic_store_n(&f->mode, nf->mode, __ATOMIC_RELAXED);
 	__atomic_store_n(&f->shift, nf->shift, __ATOMIC_RELAXED);
 	__atomic_store_n(&f->rdtscp, nf->rdtscp, __ATOMIC_RELAXED);
@@ -113,19 +116,22 @@ static void store(struct tsc_fast_state *f, const struct tsc_fast_state *nf)
 	__atomic_store_n(&f->clock, nf->clock, __ATOMIC_RELAXED);
 }
 
-/* Both copies become nf; a reader always finds one of them whole. */
-static void latch_write(struct tsc_fast *f, const struct tsc_fast_state *nf)
+/* The seqcount latch's writer: both copies become n, stored by store()
+ * into copy 0 while readers are sent to copy 1, then into copy 1; a
+ * reader always finds one of them whole.  Caller holds t->lock. */
+void tsc__latch_write(uint32_t *seq, void *c0, void *c1, const void *n,
+		      void (*store)(void *dst, const void *src))
 {
-	/* The last publish's s[1] before the bump that sends readers there
+	/* The last write's copy 1 before the bump that sends readers there
 	 * (the kernel's smp_wmb() before the increment). */
 	__atomic_thread_fence(__ATOMIC_RELEASE);
-	__atomic_store_n(&f->seq, f->seq + 1, __ATOMIC_RELAXED);	/* readers: s[1] */
+	__atomic_store_n(seq, *seq + 1, __ATOMIC_RELAXED);	/* readers: copy 1 */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	store(&f->s[0], nf);
+	store(c0, n);
 	__atomic_thread_fence(__ATOMIC_RELEASE);
-	__atomic_store_n(&f->seq, f->seq + 1, __ATOMIC_RELAXED);	/* readers: s[0] */
+	__atomic_store_n(seq, *seq + 1, __ATOMIC_RELAXED);	/* readers: copy 0 */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	store(&f->s[1], nf);
+	store(c1, n);
 }
 
 static void fill_info(struct tsc *t, const struct decision *d)
@@ -180,7 +186,7 @@ int tsc__publish(struct tsc *t, const struct decision *d)
 		anchor_raw(&nf);
 	else
 		continue_from(t, f, &nf, f->mode != TSC_MODE_TSC || d->rdtsc_ok);
-	latch_write(&t->fast, &nf);
+	tsc__latch_write(&t->fast.seq, &t->fast.s[0], &t->fast.s[1], &nf, store_fast);
 
 	fill_info(t, d);
 	if (!first) {

@@ -1,0 +1,330 @@
+// SPDX-License-Identifier: MIT OR LGPL-2.1
+/*
+ * The wall mapping fed made-up kernel clocks through tsc__wall_anchor(),
+ * one anchor a (virtual) second, with a virtual writer clock: clocks that
+ * run 20 ppm, 500 ppm or 5% away from the library's ns, an NTP frequency
+ * change that adjtimex() reports, REALTIME, TAI and BOOTTIME steps, noisy
+ * readings, and a writer stalled after it published.
+ *
+ * Readers are modelled as one stream per clock, in library ns order: the
+ * old mapping up to the writer's last reading of its clock, the new one
+ * from the writer's first.  It must never go back, except REALTIME and
+ * TAI at the anchor after the made-up kernel set them back.  Just before
+ * each anchor the mapping must be within 1 us (plus twice the noise) of
+ * the kernel clock, once settled; after a step that it follows, at once.
+ */
+#include <pthread.h>
+
+#include "t.h"
+#include "../../lib/src/internal.h"
+
+#define SEC 1000000000ll
+#define FINE 10000		/* 1 us steps over the first 10 ms of an interval */
+
+static const clockid_t ids[W_NR] = {
+	CLOCK_MONOTONIC_RAW, CLOCK_MONOTONIC, CLOCK_REALTIME, CLOCK_BOOTTIME, CLOCK_TAI,
+};
+static const char *const names[W_NR] = { "RAW", "MONOTONIC", "REALTIME", "BOOTTIME", "TAI" };
+
+enum ev_kind { RATE, FREQ, STEP_REAL, STEP_BOOT, STEP_TAI };
+struct ev {
+	int at;			/* after anchor at, ... */
+	int64_t off;		/* ... this many ns */
+	enum ev_kind kind;
+	int64_t v;		/* ppb, or ns */
+};
+
+struct scenario {
+	const char *name;
+	int64_t ppb, raw_ppb;	/* kernel rates against library ns */
+	bool freq_ok;		/* adjtimex() tells the frequency */
+	int64_t noise;		/* readings off by up to this many ns */
+	bool stall;		/* the writer stalls 5 ms after its first reading */
+	int anchors, settle;	/* error checked from anchor settle on */
+	unsigned int no_err;	/* clocks whose error is not checked */
+	struct ev ev[8];
+	unsigned int backs[8];	/* anchor << 8 | clock: the expected backward steps */
+	int steps;		/* steps the mapping takes (tsc_info.clock_steps) */
+};
+
+/* The made-up kernel: MONOTONIC and RAW run at their rates from (ls, m, r);
+ * REALTIME, BOOTTIME, TAI are MONOTONIC plus offsets. */
+static struct {
+	uint64_t ls, m, r;
+	int64_t ppb, raw_ppb, freq, off[W_NR];
+	int next;		/* next event */
+} k;
+static const struct scenario *sc;
+static struct tsc *h;
+static uint64_t base;		/* library ns of anchor 0 */
+static uint64_t vnow;		/* the writer's clock */
+static int vreads;
+
+/* Each reading 1 us on; a stalled writer is 5 ms late for whatever it
+ * does after its first reading (publishing included). */
+static uint64_t vclock(struct tsc *t)
+{
+	uint64_t v = vnow += 1000;
+
+	if (sc->stall && vreads++ == 0)
+		vnow += 5000000;
+	return v;
+}
+
+static uint64_t rated(uint64_t from, uint64_t d, int64_t ppb)
+{
+	return from + d + (uint64_t)(int64_t)((__int128)d * ppb / 1000000000);
+}
+
+static void advance(uint64_t l)
+{
+	if (l > k.ls) {
+		k.m = rated(k.m, l - k.ls, k.ppb);
+		k.r = rated(k.r, l - k.ls, k.raw_ppb);
+		k.ls = l;
+	}
+}
+
+static uint64_t map(struct tsc *t, int i, uint64_t l)
+{
+	uint64_t v = 0;
+
+	CHECK(!tsc_ns_to_clock(t, l, ids[i], &v), "tsc_ns_to_clock");
+	return v;
+}
+
+/* The kernel's clock i at library ns l (not before the last call); before
+ * anchor 0, the handle's own mapping. */
+static uint64_t kclock(int i, uint64_t l)
+{
+	const struct ev *e;
+
+	if (l < base)
+		return map(h, i, l);
+	while (k.next < 8 && (e = &sc->ev[k.next])->at &&
+	       base + e->at * SEC + e->off <= l) {
+		advance(base + e->at * SEC + e->off);
+		if (e->kind == RATE)
+			k.ppb = e->v;
+		else if (e->kind == FREQ)
+			k.freq = e->v;
+		else if (e->kind == STEP_REAL)
+			k.off[W_REAL] += e->v, k.off[W_TAI] += e->v;
+		else
+			k.off[e->kind == STEP_BOOT ? W_BOOT : W_TAI] += e->v;
+		k.next++;
+	}
+	advance(l);
+	return i == W_RAW ? k.r : k.m + k.off[i];
+}
+
+static uint64_t seed = 12345;
+
+static int64_t noise(void)
+{
+	seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+	return sc->noise ? (int64_t)(seed >> 33) % (2 * sc->noise + 1) - sc->noise : 0;
+}
+
+static void anchor(struct tsc *t, uint64_t l)
+{
+	struct wall_sample x = { .freq_ok = sc->freq_ok };
+	int i;
+
+	for (i = 0; i < W_NR; i++) {
+		x.l[i] = l + i * 1000;
+		x.c[i] = kclock(i, x.l[i]) + noise();
+		x.w[i] = 2 * sc->noise + 50;
+	}
+	x.freq = (int64_t)((__int128)k.freq * (1ll << 32) / 1000000000);
+	vnow = l + W_NR * 1000;
+	vreads = 0;
+	pthread_mutex_lock(&t->lock);
+	tsc__wall_anchor(t, &x);
+	pthread_mutex_unlock(&t->lock);
+}
+
+static bool expected_back(int a, int i)
+{
+	int j;
+
+	for (j = 0; j < 8 && sc->backs[j]; j++)
+		if (sc->backs[j] == ((unsigned int)a << 8 | (unsigned int)i))
+			return true;
+	return false;
+}
+
+/* Did the kernel step a clock by more than min ns in the interval that
+ * ends at anchor a? */
+static bool step_before(int a, int64_t min)
+{
+	int j;
+
+	for (j = 0; j < 8 && sc->ev[j].at; j++)
+		if (sc->ev[j].at == a - 1 && sc->ev[j].kind >= STEP_REAL &&
+		    llabs(sc->ev[j].v) > min)
+			return true;
+	return false;
+}
+
+static uint64_t old[W_NR][FINE + 1], last[W_NR];
+static int64_t worst_err[W_NR];
+static int backs;
+
+static void back(int a, int i, uint64_t from, uint64_t to)
+{
+	if (expected_back(a, i))
+		return;
+	if (backs++ < 5)
+		FAIL("%s: %s went back %llu ns at anchor %d", sc->name, names[i],
+		     (unsigned long long)(from - to), a);
+}
+
+/* Error just before anchor a (mapping minus kernel), and the stream of
+ * the old mapping over the first 10 ms after the anchor's time. */
+static void before(struct tsc *t, int a, uint64_t l)
+{
+	int i, g;
+
+	for (i = 0; i < W_NR; i++) {
+		int64_t e = (int64_t)(map(t, i, l) - kclock(i, l));
+		bool check = a >= sc->settle && !(sc->no_err & 1u << i) && !step_before(a, 0);
+
+		if (check && llabs(e) > llabs(worst_err[i]))
+			worst_err[i] = e;
+		CHECK(!check || llabs(e) <= 1000 + 2 * sc->noise,
+		      "%s: %s off by %lld ns before anchor %d", sc->name, names[i],
+		      (long long)e, a);
+		for (g = 0; g <= FINE; g++) {
+			old[i][g] = map(t, i, l + g * 1000ull);
+			if (a && old[i][g] < last[i])
+				back(a, i, last[i], old[i][g]);
+			last[i] = old[i][g];
+		}
+	}
+}
+
+/* The new mapping: never below what the old one handed out up to the
+ * writer's last reading, then on to the next anchor; a step it follows
+ * is followed at once. */
+static void after(struct tsc *t, int a, uint64_t l)
+{
+	int gl = (int)((vnow - l) / 1000), i, g;
+	uint64_t v, prev;
+
+
+	for (i = 0; i < W_NR; i++) {
+		prev = 0;
+		for (g = 0; g <= FINE; g++) {
+			v = map(t, i, l + g * 1000ull);
+			if (v < old[i][g < gl ? g : gl])
+				back(a, i, old[i][g < gl ? g : gl], v);
+			else if (v < prev)
+				back(a, i, prev, v);
+			prev = v;
+		}
+		if (step_before(a, 1000000) && !(sc->no_err & 1u << i)) {
+			int64_t e = (int64_t)(map(t, i, l + 2000000) - kclock(i, l + 2000000));
+
+			CHECK(llabs(e) <= 1000 + 2 * sc->noise,
+			      "%s: %s off by %lld ns 2 ms after anchor %d", sc->name,
+			      names[i], (long long)e, a);
+		}
+		for (g = 11; g < 1000; g++) {
+			v = map(t, i, l + g * 1000000ull);
+			if (v < prev)
+				back(a, i, prev, v);
+			prev = v;
+		}
+		last[i] = prev;
+	}
+}
+
+static void run(const struct scenario *s)
+{
+	struct tsc_info info;
+	struct tsc *t;
+	int a, i;
+
+	TSC_OPTS(o, .no_watcher = true);
+	t = tsc_open(&o);
+	if (!t) {
+		FAIL("open");
+		return;
+	}
+	h = t;
+	sc = s;
+	backs = 0;
+	memset(worst_err, 0, sizeof(worst_err));
+	t->wall_now = vclock;
+	/* The made-up kernel starts where the handle's mapping is. */
+	base = tsc_now_ns(t) + SEC;
+	memset(&k, 0, sizeof(k));
+	k.ls = base;
+	k.m = map(t, W_MONO, base);
+	k.r = map(t, W_RAW, base);
+	for (i = W_REAL; i < W_NR; i++)
+		k.off[i] = (int64_t)(map(t, i, base) - k.m);
+	k.ppb = s->ppb;
+	k.raw_ppb = s->raw_ppb;
+	k.freq = s->ppb;
+	for (a = 0; a < s->anchors; a++) {
+		uint64_t l = base + a * SEC;
+
+		before(t, a, l);
+		anchor(t, l);
+		after(t, a, l);
+	}
+	tsc_get_info(t, &info, sizeof(info));
+	CHECK((int)info.clock_steps == s->steps, "%s: %llu steps taken, not %d", s->name,
+	      (unsigned long long)info.clock_steps, s->steps);
+	printf("# figure: %s: %d anchors, %d unexpected backward steps, %d steps; "
+	       "worst error once settled:", s->name, s->anchors, backs, (int)info.clock_steps);
+	for (i = 0; i < W_NR; i++)
+		printf(" %s %lld ns%s", names[i], (long long)worst_err[i], i < W_NR - 1 ? "," : "\n");
+	tsc_close(t);
+}
+
+#define B(a, i) ((a) << 8 | (i))
+
+static const struct scenario all[] = {
+	{ .name = "-20 ppm, adjtimex silent", .ppb = -20000, .anchors = 20, .settle = 3 },
+	{ .name = "+20 ppm, adjtimex silent", .ppb = 20000, .anchors = 20, .settle = 3 },
+	{ .name = "-20 ppm, adjtimex says so", .ppb = -20000, .freq_ok = true,
+	  .anchors = 20, .settle = 1 },
+	{ .name = "-500 ppm, adjtimex silent", .ppb = -500000, .anchors = 20, .settle = 3 },
+	{ .name = "+500 ppm, adjtimex silent", .ppb = 500000, .anchors = 20, .settle = 3 },
+	/* A 5% error of the library's scale: MONOTONIC, BOOTTIME and RAW
+	 * jump forward when behind, every clock slews at 500 ppm otherwise. */
+	{ .name = "every clock +5%", .ppb = 50000000, .raw_ppb = 50000000,
+	  .anchors = 110, .settle = 103, .steps = 3 },
+	{ .name = "every clock -5%", .ppb = -50000000, .raw_ppb = -50000000,
+	  .anchors = 110, .settle = 103 },
+	{ .name = "NTP frequency changes, adjtimex follows", .freq_ok = true,
+	  .anchors = 20, .settle = 1,
+	  .ev = { { 5, SEC - 1000000, RATE, 20000 }, { 5, SEC - 1000000, FREQ, 20000 },
+		  { 12, SEC - 1000000, RATE, -30000 }, { 12, SEC - 1000000, FREQ, -30000 } } },
+	{ .name = "-20 ppm, readings off by 300 ns", .ppb = -20000, .noise = 300,
+	  .anchors = 40, .settle = 3 },
+	{ .name = "-500 ppm, writer stalled 5 ms", .ppb = -500000, .stall = true,
+	  .anchors = 20, .settle = 3 },
+	{ .name = "REALTIME, TAI set; a resume; a leap second", .freq_ok = true,
+	  .noise = 100, .anchors = 30, .settle = 1,
+	  .ev = { { 3, SEC * 3 / 10, STEP_REAL, SEC }, { 6, SEC * 3 / 10, STEP_REAL, -SEC },
+		  { 9, SEC * 3 / 10, STEP_BOOT, 10 * SEC }, { 12, SEC * 3 / 10, STEP_REAL, 5000 },
+		  { 15, SEC * 3 / 10, STEP_TAI, SEC }, { 18, SEC * 3 / 10, STEP_TAI, -SEC },
+		  { 21, SEC * 3 / 10, STEP_REAL, -SEC }, { 21, SEC * 3 / 10, STEP_TAI, SEC } },
+	  .backs = { B(7, W_REAL), B(7, W_TAI), B(19, W_TAI), B(22, W_REAL) }, .steps = 8 },
+	/* BOOTTIME never goes back in the kernel: made up, it is not followed. */
+	{ .name = "BOOTTIME set back", .freq_ok = true, .anchors = 10, .settle = 1,
+	  .no_err = 1u << W_BOOT, .ev = { { 3, SEC * 3 / 10, STEP_BOOT, -SEC } } },
+};
+
+int main(void)
+{
+	size_t s;
+
+	for (s = 0; s < ARRAY_SIZE(all); s++)
+		run(&all[s]);
+	DONE();
+}
