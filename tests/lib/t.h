@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 #include <tsc.h>
 
 static int t_failed;
@@ -145,6 +146,25 @@ static inline int t_wait_deadline(pid_t pid, int secs)
 	kill(pid, SIGKILL);
 	waitpid(pid, &st, 0);
 	return 128 + SIGKILL;
+}
+
+/* Run fn(arg) in a child: fail, saying hang, if it has not ended after
+ * s seconds (it is then described and killed), or if it failed. */
+static inline void t_child(int (*fn)(const char *), const char *arg, int s,
+			   const char *hang)
+{
+	pid_t pid;
+	int r;
+
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0)
+		_exit(fn(arg));
+	r = t_wait_deadline(pid, s);
+	if (r == 128 + SIGKILL)
+		FAIL("%s", hang);
+	else
+		CHECK(r == 0, "child failed (status %d)", r);
 }
 
 /* Does any reason's text contain s? */

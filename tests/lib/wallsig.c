@@ -59,25 +59,11 @@ static int child(const char *root)
 int main(void)
 {
 	char root[] = "/tmp/tsc-wallsig-XXXXXX";
-	int st = 0, k;
-	pid_t pid;
 
 	if (!mkdtemp(root))
 		SKIP("mkdtemp: %s", strerror(errno));
 	t_mkroot(root, t_host_khz());
-	fflush(stdout);
-	pid = fork();
-	if (pid == 0)
-		_exit(child(root));
-	for (k = 0; k < 300 && waitpid(pid, &st, WNOHANG) == 0; k++)
-		t_sleep_ms(100);
-	if (k == 300) {
-		kill(pid, SIGKILL);
-		waitpid(pid, &st, 0);
-		FAIL("a read in a signal handler hung while the same thread re-anchored");
-	} else {
-		CHECK(WIFEXITED(st) && !WEXITSTATUS(st), "child failed (status %#x)", st);
-	}
+	t_child(child, root, 30, "a read in a signal handler hung while the same thread re-anchored");
 	t_rmroot(root);
 	DONE();
 }
