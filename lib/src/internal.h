@@ -173,10 +173,10 @@ struct wall_seg {
 	int64_t rate, slew;
 };
 /* One clock: cur from cur.s on, prev before it, never below floor
- * there (floor: only after a writer stalled, see wall.c). */
+ * from floor_from to cur.s (only after a writer stalled, see wall.c). */
 struct wall_map {
 	struct wall_seg prev, cur;
-	uint64_t floor;
+	uint64_t floor, floor_from;
 };
 struct wall_copy {
 	uint32_t valid;

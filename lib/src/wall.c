@@ -60,7 +60,7 @@ static uint64_t map_at(const struct wall_map *m, uint64_t ns)
 	if (ns >= m->cur.s)
 		return seg_at(&m->cur, ns);
 	v = seg_at(&m->prev, ns);
-	return v > m->floor ? v : m->floor;
+	return ns >= m->floor_from && v < m->floor ? m->floor : v;
 }
 
 /* --- readers: wait-free, async-signal-safe, no system call */
@@ -91,6 +91,7 @@ static int wall_read(struct tsc *t, int i, bool now, uint64_t *ns, uint64_t *out
 		load_seg(&m.prev, &c->m[i].prev);
 		load_seg(&m.cur, &c->m[i].cur);
 		m.floor = __atomic_load_n(&c->m[i].floor, __ATOMIC_RELAXED);
+		m.floor_from = __atomic_load_n(&c->m[i].floor_from, __ATOMIC_RELAXED);
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
 	} while (__atomic_load_n(&t->wall.seq, __ATOMIC_RELAXED) != seq);
 	if (!valid)
@@ -121,6 +122,7 @@ static void store_copy(void *dst, const void *src)
 		store_seg(&d->m[i].prev, &n->m[i].prev);
 		store_seg(&d->m[i].cur, &n->m[i].cur);
 		__atomic_store_n(&d->m[i].floor, n->m[i].floor, __ATOMIC_RELAXED);
+		__atomic_store_n(&d->m[i].floor_from, n->m[i].floor_from, __ATOMIC_RELAXED);
 	}
 }
 
@@ -245,10 +247,10 @@ static void start(struct tsc *t, const struct wall_sample *x, struct wall_map *m
  * now (+ skew); if that reached T, where their mappings and the new one
  * part, start the new segments further on, from no lower than any of
  * them there (unless the kernel set the clock back), and hold the new
- * copy at that until then. */
+ * copy at that from the first T (below it, every copy agrees) until then. */
 static void settle(struct tsc *t, const struct wall_copy *old, struct wall_copy *n)
 {
-	uint64_t now, at, hi, T;
+	uint64_t now, at, hi, T, from = t->wall_T;
 	int i;
 
 	while ((now = t->wall_now(t)) + SKEW_NS >= t->wall_T) {
@@ -269,6 +271,7 @@ static void settle(struct tsc *t, const struct wall_copy *old, struct wall_copy 
 			m->cur.len = m->cur.len > done ? m->cur.len - done : 0;
 			m->cur.s = T;
 			m->floor = hi;
+			m->floor_from = from;
 		}
 		publish(t, n);
 		t->wall_T = T;

@@ -167,7 +167,7 @@ static bool step_before(int a, int64_t min)
 	return false;
 }
 
-static uint64_t old[W_NR][FINE + 1], last[W_NR];
+static uint64_t old[W_NR][FINE + 1], last[W_NR], half[W_NR];
 static int64_t worst_err[W_NR];
 static int backs;
 
@@ -195,6 +195,7 @@ static void before(struct tsc *t, int a, uint64_t l)
 		CHECK(!check || llabs(e) <= 1000 + 2 * sc->noise,
 		      "%s: %s off by %lld ns before anchor %d", sc->name, names[i],
 		      (long long)e, a);
+		half[i] = map(t, i, l - SEC / 2);
 		for (g = 0; g <= FINE; g++) {
 			old[i][g] = map(t, i, l + g * 1000ull);
 			if (a && old[i][g] < last[i])
@@ -214,6 +215,10 @@ static void after(struct tsc *t, int a, uint64_t l)
 
 
 	for (i = 0; i < W_NR; i++) {
+		/* An anchor, stalled or not, does not move a 0.5 s old timestamp. */
+		v = map(t, i, l - SEC / 2);
+		CHECK(!a || v == half[i], "%s: %s of a 0.5 s old timestamp moved %lld ns at anchor %d",
+		      sc->name, names[i], (long long)(v - half[i]), a);
 		prev = 0;
 		for (g = 0; g <= FINE; g++) {
 			v = map(t, i, l + g * 1000ull);
