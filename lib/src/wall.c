@@ -43,11 +43,12 @@ static int64_t clamp(int64_t v, int64_t lim)
 	return v > lim ? lim : v < -lim ? -lim : v;
 }
 
-/* The segment at ns; never decreasing in ns, as 2^32 + rate + slew > 0. */
+/* The segment at ns; never decreasing in ns, as 2^32 + rate + slew >= 0.
+ * The slew runs from s for len only: before s, the rate alone. */
 static uint64_t seg_at(const struct wall_seg *g, uint64_t ns)
 {
 	int64_t d = (int64_t)(ns - g->s);
-	int64_t ds = d < (int64_t)g->len ? d : (int64_t)g->len;
+	int64_t ds = d < 0 ? 0 : d < (int64_t)g->len ? d : (int64_t)g->len;
 	__int128 r = (__int128)d * g->rate + (__int128)ds * g->slew;
 
 	return g->b + (uint64_t)d + (uint64_t)(int64_t)(r >> 32);

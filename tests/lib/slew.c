@@ -205,6 +205,20 @@ static void before(struct tsc *t, int a, uint64_t l)
 	}
 }
 
+/* Before the published copy's prev segment, the mapping runs at that
+ * segment's rate, without its slew: timestamps from before it are not
+ * moved by a slew meant for later. */
+static void before_prev(struct tsc *t, int a, int i)
+{
+	const struct wall_seg *g = &t->wall.c[t->wall.seq & 1].m[i].prev;
+	uint64_t v0 = map(t, i, g->s - 2000000), v1 = map(t, i, g->s - 1000000);
+	int64_t want = 1000000 + (int64_t)((__int128)1000000 * g->rate >> 32);
+	int64_t d = (int64_t)(v1 - v0) - want;
+
+	CHECK(a < 2 || llabs(d) <= 1, "%s: %s slews before its segment: %lld ns in 1 ms",
+	      sc->name, names[i], (long long)d);
+}
+
 /* The new mapping: never below what the old one handed out up to the
  * writer's last reading, then on to the next anchor; a step it follows
  * is followed at once. */
@@ -242,6 +256,7 @@ static void after(struct tsc *t, int a, uint64_t l)
 			prev = v;
 		}
 		last[i] = prev;
+		before_prev(t, a, i);
 	}
 }
 
