@@ -7,9 +7,13 @@
  * between anchors; MONOTONIC also follows adjtimex()'s frequency at once)
  * plus a slew that absorbs the error over the next second, at most
  * 500 ppm like adjtime(); a larger error takes longer.  The exceptions:
- * REALTIME and TAI step when the kernel stepped them, BOOTTIME jumps
- * forward when the kernel's did (resume), and any but REALTIME and TAI
- * jumps forward when more than 1 ms behind.  Nothing else steps.
+ * REALTIME and TAI step when the kernel stepped them (ahead only up to
+ * the mapping: from there they slew), BOOTTIME jumps forward when the
+ * kernel's did (resume), any but REALTIME and TAI jumps forward when
+ * more than 1 ms behind, and stands still when more than 1 ms ahead
+ * (the TSC ran through a suspend) until the kernel's clock is there.
+ * Nothing else steps, and only REALTIME and TAI go back.  A rate is not
+ * measured across a resume (BOOTTIME moved from MONOTONIC).
  *
  * Readers use a seqcount latch (two copies, see tsc.h), so they never
  * wait for the writer.  A copy holds the segment before T too: a reader
@@ -150,7 +154,7 @@ static uint64_t writer_now(struct tsc *t)
 /* RAW's and MONOTONIC's rates against library ns, measured from the last
  * anchor at least 100 ms back; MONOTONIC's also moves with adjtimex()'s
  * frequency at once, and starts from it. */
-static void rates(struct tsc *t, const struct wall_sample *x, bool first)
+static void rates(struct tsc *t, const struct wall_sample *x, bool first, bool resumed)
 {
 	int64_t dfreq = x->freq_ok && t->wfreq_ok ? x->freq - t->wfreq : 0;
 	int i;
@@ -161,6 +165,10 @@ static void rates(struct tsc *t, const struct wall_sample *x, bool first)
 
 		if (first) {
 			w->rate = i == W_MONO && x->freq_ok ? x->freq : 0;
+		} else if (resumed) {
+			/* The span holds a suspend: keep the rate, measure anew. */
+			if (i == W_MONO)
+				w->rate += dfreq;
 		} else if (x->l[i] > w->l && span >= SPAN_NS) {
 			int64_t dc = (int64_t)(x->c[i] - w->c) - (int64_t)span;
 
@@ -193,7 +201,7 @@ static uint64_t kernel_at(const struct tsc *t, const struct wall_sample *x, int 
 /* REALTIME, BOOTTIME and TAI are MONOTONIC plus an offset that the kernel
  * changes only by a step (clock_settime(), a leap second, ADJ_TAI, sleep
  * time at resume).  Did it move by more than the readings can be off? */
-static bool stepped(struct tsc *t, const struct wall_sample *x, int i, bool first)
+static int stepped(struct tsc *t, const struct wall_sample *x, int i, bool first)
 {
 	struct wall_track *w = &t->wt[i];
 	int64_t off = (int64_t)(x->c[i] - kernel_at(t, x, W_MONO, x->l[i]));
@@ -203,13 +211,25 @@ static bool stepped(struct tsc *t, const struct wall_sample *x, int i, bool firs
 
 	w->off = off;
 	w->w = width;
-	return step && (i != W_BOOT || moved > 0);	/* BOOTTIME only jumps ahead */
+	if (!step || (i == W_BOOT && moved < 0))	/* BOOTTIME only jumps ahead */
+		return 0;
+	return moved > 0 ? 1 : -1;
+}
+
+/* Did BOOTTIME move ahead of MONOTONIC since the last anchor (a resume)? */
+static bool resumed(const struct tsc *t, const struct wall_sample *x)
+{
+	const struct wall_track *w = &t->wt[W_BOOT];
+	int64_t off = (int64_t)(x->c[W_BOOT] - x->c[W_MONO]) -
+		      (int64_t)(x->l[W_BOOT] - x->l[W_MONO]);
+
+	return off - w->off > STEP_NS + (int64_t)(x->w[W_BOOT] + x->w[W_MONO] + w->w);
 }
 
 /* The next segment of clock i from T: continue from the mapping, slewing
  * toward the kernel's clock, or step. */
 static void plan(struct tsc *t, const struct wall_sample *x, int i, uint64_t T,
-		 bool step, struct wall_map *m)
+		 int step, struct wall_map *m)
 {
 	struct wall_seg g = { .s = T, .rate = t->wt[i == W_RAW ? W_RAW : W_MONO].rate };
 	uint64_t k = kernel_at(t, x, i, T), f = map_at(m, T);
@@ -219,10 +239,20 @@ static void plan(struct tsc *t, const struct wall_sample *x, int i, uint64_t T,
 		t->info.wall_error_ns = e;
 	t->wt[i].back = false;
 	if (step || (e > JUMP_NS && i != W_REAL && i != W_TAI)) {
-		g.b = k;
-		t->wt[i].back = e < 0;
 		t->info.clock_steps++;
 		t->info.last_clock_step_ns = e;
+	}
+	if (step < 0 || (e > 0 && (step > 0 || (e > JUMP_NS && i != W_REAL && i != W_TAI)))) {
+		/* Only a step back (clock_settime()) goes back; a step ahead
+		 * (a resume) leaves a mapping already there to slew. */
+		g.b = k;
+		t->wt[i].back = e < 0;
+	} else if (e < -JUMP_NS && i != W_REAL && i != W_TAI) {
+		/* Ahead by more (the TSC ran through a suspend): stand still
+		 * until the kernel's clock is there, then go on at its rate. */
+		g.b = f;
+		g.slew = -((1ll << 32) + g.rate);
+		g.len = (uint64_t)((__int128)-e * (1ll << 32) / ((1ll << 32) + g.rate));
 	} else {
 		g.b = f;
 		g.slew = clamp((int64_t)((__int128)e * (1ll << 32) / INTERVAL_NS), MAX_SLEW);
@@ -287,9 +317,9 @@ int tsc__wall_anchor(struct tsc *t, const struct wall_sample *x)
 	int i;
 
 	T = writer_now(t) + AHEAD_NS;
-	rates(t, x, first);
+	rates(t, x, first, !first && resumed(t, x));
 	for (i = 0; i < W_NR; i++) {
-		bool step = i >= W_REAL && stepped(t, x, i, first);
+		int step = i >= W_REAL ? stepped(t, x, i, first) : 0;
 
 		if (first)
 			start(t, x, &n.m[i], i);

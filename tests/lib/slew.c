@@ -26,12 +26,12 @@ static const clockid_t ids[W_NR] = {
 };
 static const char *const names[W_NR] = { "RAW", "MONOTONIC", "REALTIME", "BOOTTIME", "TAI" };
 
-enum ev_kind { RATE, FREQ, STEP_REAL, STEP_BOOT, STEP_TAI };
+enum ev_kind { RATE, FREQ, STEP_REAL, STEP_BOOT, STEP_TAI, SUSPEND };
 struct ev {
 	int at;			/* after anchor at, ... */
 	int64_t off;		/* ... this many ns */
 	enum ev_kind kind;
-	int64_t v;		/* ppb, or ns */
+	int64_t v;		/* ppb, or ns (SUSPEND: how long, the TSC running) */
 };
 
 struct scenario {
@@ -53,6 +53,7 @@ static struct {
 	uint64_t ls, m, r;
 	int64_t ppb, raw_ppb, freq, off[W_NR];
 	int next;		/* next event */
+	uint64_t fz0, fz1;	/* MONOTONIC and RAW stand still in [fz0, fz1) */
 } k;
 static const struct scenario *sc;
 static struct tsc *h;
@@ -78,9 +79,15 @@ static uint64_t rated(uint64_t from, uint64_t d, int64_t ppb)
 
 static void advance(uint64_t l)
 {
+	uint64_t d, lo, hi;
+
 	if (l > k.ls) {
-		k.m = rated(k.m, l - k.ls, k.ppb);
-		k.r = rated(k.r, l - k.ls, k.raw_ppb);
+		d = l - k.ls;
+		lo = k.ls > k.fz0 ? k.ls : k.fz0;
+		hi = l < k.fz1 ? l : k.fz1;
+		d -= hi > lo ? hi - lo : 0;
+		k.m = rated(k.m, d, k.ppb);
+		k.r = rated(k.r, d, k.raw_ppb);
 		k.ls = l;
 	}
 }
@@ -108,7 +115,13 @@ static uint64_t kclock(int i, uint64_t l)
 			k.ppb = e->v;
 		else if (e->kind == FREQ)
 			k.freq = e->v;
-		else if (e->kind == STEP_REAL)
+		else if (e->kind == SUSPEND) {
+			/* Suspend to idle: the sleep time goes to BOOTTIME,
+			 * and so REALTIME and TAI, at once: read only after. */
+			k.fz0 = base + e->at * SEC + e->off;
+			k.fz1 = k.fz0 + e->v;
+			k.off[W_REAL] += e->v, k.off[W_TAI] += e->v, k.off[W_BOOT] += e->v;
+		} else if (e->kind == STEP_REAL)
 			k.off[W_REAL] += e->v, k.off[W_TAI] += e->v;
 		else
 			k.off[e->kind == STEP_BOOT ? W_BOOT : W_TAI] += e->v;
@@ -163,6 +176,19 @@ static bool step_before(int a, int64_t min)
 	for (j = 0; j < 8 && sc->ev[j].at; j++)
 		if (sc->ev[j].at == a - 1 && sc->ev[j].kind >= STEP_REAL &&
 		    llabs(sc->ev[j].v) > min)
+			return true;
+	return false;
+}
+
+/* After a suspend with the TSC running, MONOTONIC and RAW stand still
+ * until the kernel's are there; the others, already there (less what
+ * the kernel's rate took from the TSC's over the sleep), slew. */
+static bool resumed(int a)
+{
+	int j;
+
+	for (j = 0; j < 8 && sc->ev[j].at; j++)
+		if (sc->ev[j].at == a - 1 && sc->ev[j].kind == SUSPEND)
 			return true;
 	return false;
 }
@@ -242,7 +268,7 @@ static void after(struct tsc *t, int a, uint64_t l)
 				back(a, i, prev, v);
 			prev = v;
 		}
-		if (step_before(a, 1000000) && !(sc->no_err & 1u << i)) {
+		if (step_before(a, 1000000) && !(sc->no_err & 1u << i) && !resumed(a)) {
 			int64_t e = (int64_t)(map(t, i, l + 2000000) - kclock(i, l + 2000000));
 
 			CHECK(llabs(e) <= 1000 + 2 * sc->noise,
@@ -280,6 +306,7 @@ static void run(const struct scenario *s)
 	/* The made-up kernel starts where the handle's mapping is. */
 	base = tsc_now_ns(t) + SEC;
 	memset(&k, 0, sizeof(k));
+	k.fz0 = k.fz1 = UINT64_MAX;
 	k.ls = base;
 	k.m = map(t, W_MONO, base);
 	k.r = map(t, W_RAW, base);
@@ -335,6 +362,12 @@ static const struct scenario all[] = {
 		  { 15, SEC * 3 / 10, STEP_TAI, SEC }, { 18, SEC * 3 / 10, STEP_TAI, -SEC },
 		  { 21, SEC * 3 / 10, STEP_REAL, -SEC }, { 21, SEC * 3 / 10, STEP_TAI, SEC } },
 	  .backs = { B(7, W_REAL), B(7, W_TAI), B(19, W_TAI), B(22, W_REAL) }, .steps = 8 },
+	/* The TSC runs through a 0.5 s suspend while MONOTONIC and RAW stand
+	 * still: BOOTTIME, REALTIME and TAI step ahead, MONOTONIC and RAW
+	 * stand still until the kernel's are there, at the rate from before. */
+	{ .name = "suspend to idle, the TSC running", .ppb = 20000, .raw_ppb = 10000,
+	  .anchors = 10, .settle = 3,
+	  .ev = { { 3, SEC * 3 / 10, SUSPEND, SEC / 2 } }, .steps = 3 },
 	/* BOOTTIME never goes back in the kernel: made up, it is not followed. */
 	{ .name = "BOOTTIME set back", .freq_ok = true, .anchors = 10, .settle = 1,
 	  .no_err = 1u << W_BOOT, .ev = { { 3, SEC * 3 / 10, STEP_BOOT, -SEC } } },
