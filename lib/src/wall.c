@@ -169,12 +169,14 @@ static void rates(struct tsc *t, const struct wall_sample *x, bool first, bool r
 			/* The span holds a suspend: keep the rate, measure anew. */
 			if (i == W_MONO)
 				w->rate += dfreq;
+		} else if (i == W_MONO && x->freq_ok && t->wfreq_ok && x->freq != w->freq) {
+			/* The frequency changed within the span, which measures
+			 * part of the change: the rate before, plus the change. */
+			w->rate += dfreq;
 		} else if (x->l[i] > w->l && span >= SPAN_NS) {
 			int64_t dc = (int64_t)(x->c[i] - w->c) - (int64_t)span;
 
 			w->rate = (int64_t)((__int128)dc * (1ll << 32) / (int64_t)span);
-			if (i == W_MONO && x->freq_ok && t->wfreq_ok)
-				w->rate += x->freq - w->freq;
 		} else {
 			if (i == W_MONO)
 				w->rate += dfreq;

@@ -193,6 +193,19 @@ static bool resumed(int a)
 	return false;
 }
 
+/* Did the kernel's rate change more than 1 ms before anchor a?  The
+ * mapping learns of it only at a. */
+static bool rate_changed(int a)
+{
+	int j;
+
+	for (j = 0; j < 8 && sc->ev[j].at; j++)
+		if (sc->ev[j].at == a - 1 && sc->ev[j].kind == RATE &&
+		    sc->ev[j].off < SEC - 1000000)
+			return true;
+	return false;
+}
+
 static uint64_t old[W_NR][FINE + 1], last[W_NR], half[W_NR];
 static int64_t worst_err[W_NR];
 static int backs;
@@ -214,7 +227,8 @@ static void before(struct tsc *t, int a, uint64_t l)
 
 	for (i = 0; i < W_NR; i++) {
 		int64_t e = (int64_t)(map(t, i, l) - kclock(i, l));
-		bool check = a >= sc->settle && !(sc->no_err & 1u << i) && !step_before(a, 0);
+		bool check = a >= sc->settle && !(sc->no_err & 1u << i) && !step_before(a, 0) &&
+			     !rate_changed(a);
 
 		if (check && llabs(e) > llabs(worst_err[i]))
 			worst_err[i] = e;
@@ -351,6 +365,10 @@ static const struct scenario all[] = {
 	  .anchors = 20, .settle = 1,
 	  .ev = { { 5, SEC - 1000000, RATE, 20000 }, { 5, SEC - 1000000, FREQ, 20000 },
 		  { 12, SEC - 1000000, RATE, -30000 }, { 12, SEC - 1000000, FREQ, -30000 } } },
+	/* Changed mid-interval: the span measures half of it. */
+	{ .name = "NTP frequency changes mid-interval", .freq_ok = true,
+	  .anchors = 12, .settle = 1,
+	  .ev = { { 5, SEC / 2, RATE, 20000 }, { 5, SEC / 2, FREQ, 20000 } } },
 	{ .name = "-20 ppm, readings off by 300 ns", .ppb = -20000, .noise = 300,
 	  .anchors = 40, .settle = 3 },
 	{ .name = "-500 ppm, writer stalled 5 ms", .ppb = -500000, .stall = true,
