@@ -137,18 +137,26 @@ static void publish(struct tsc *t, const struct wall_copy *n)
 }
 
 /* The writer's clock, once readers of the next copy cannot be below
- * where the current one's segments begin (re-anchored within 50 us). */
-static uint64_t writer_now(struct tsc *t)
+ * where the current one's segments begin: re-anchored within 50 us, so
+ * a sleep of at most 51 us (plus the scheduler's slack), a few times if
+ * a signal cuts it short.  False if library ns are further below, or do
+ * not get there: they went back, and the mapping starts anew. */
+static bool writer_now(struct tsc *t, uint64_t *now)
 {
-	uint64_t now = t->wall_now(t);
+	uint64_t gap;
+	int n;
 
-	while (now < t->wall_T + SKEW_NS) {
-		struct timespec ts = { 0, (long)(t->wall_T + SKEW_NS - now) };
+	for (n = 0; (*now = t->wall_now(t)) < t->wall_T + SKEW_NS; n++) {
+		struct timespec ts;
 
+		gap = t->wall_T + SKEW_NS - *now;
+		if (gap > AHEAD_NS + SKEW_NS || n == 10)
+			return false;
+		ts.tv_sec = (time_t)(gap / 1000000000);
+		ts.tv_nsec = (long)(gap % 1000000000);
 		nanosleep(&ts, NULL);
-		now = t->wall_now(t);
 	}
-	return now;
+	return true;
 }
 
 /* RAW's and MONOTONIC's rates against library ns, measured from the last
@@ -318,7 +326,12 @@ int tsc__wall_anchor(struct tsc *t, const struct wall_sample *x)
 	uint64_t T;
 	int i;
 
-	T = writer_now(t) + AHEAD_NS;
+	if (!writer_now(t, &T)) {
+		first = true;		/* library ns went back: start anew */
+		t->wall_T = 0;
+		t->info.clock_steps++;
+	}
+	T += AHEAD_NS;
 	rates(t, x, first, !first && resumed(t, x));
 	for (i = 0; i < W_NR; i++) {
 		int step = i >= W_REAL ? stepped(t, x, i, first) : 0;

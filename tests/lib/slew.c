@@ -391,11 +391,60 @@ static const struct scenario all[] = {
 	  .no_err = 1u << W_BOOT, .ev = { { 3, SEC * 3 / 10, STEP_BOOT, -SEC } } },
 };
 
+static int nreads;
+
+static uint64_t counted(struct tsc *t)
+{
+	nreads++;
+	return vnow += 1000;
+}
+
+/* Library ns 2 s below where the last segments start (they went back):
+ * the writer neither sleeps under the lock nor spins, it starts the
+ * mapping anew from the kernel's clocks. */
+static void went_back(void)
+{
+	static const int at[] = { 0, 1, 2, 0 };
+	struct wall_sample x = { .freq_ok = false };
+	struct tsc *t;
+	uint64_t l = 0, v = 0;
+	int a, i;
+
+	TSC_OPTS(o, .no_watcher = true);
+	t = tsc_open(&o);
+	if (!t) {
+		FAIL("open");
+		return;
+	}
+	t->wall_now = counted;
+	base = tsc_now_ns(t) + SEC;
+	for (a = 0; a < 4; a++) {
+		l = base + at[a] * SEC;
+		for (i = 0; i < W_NR; i++) {
+			x.l[i] = l + i * 1000;
+			x.c[i] = x.l[i] + (uint64_t)(i + 1) * 1000 * SEC;
+			x.w[i] = 50;
+		}
+		vnow = l + W_NR * 1000;
+		nreads = 0;
+		pthread_mutex_lock(&t->lock);
+		tsc__wall_anchor(t, &x);
+		pthread_mutex_unlock(&t->lock);
+	}
+	CHECK(nreads < 100, "library ns back 2 s: the writer read its clock %d times", nreads);
+	CHECK(!tsc_ns_to_clock(t, l + 2000000, CLOCK_MONOTONIC, &v) &&
+	      v == l + 2000000 + 2000 * SEC, "library ns back 2 s: MONOTONIC off by %lld ns",
+	      (long long)(v - (l + 2000000 + 2000 * SEC)));
+	printf("# figure: library ns back 2 s: the writer read its clock %d times\n", nreads);
+	tsc_close(t);
+}
+
 int main(void)
 {
 	size_t s;
 
 	for (s = 0; s < ARRAY_SIZE(all); s++)
 		run(&all[s]);
+	went_back();
 	DONE();
 }
