@@ -138,8 +138,8 @@ static void publish(struct tsc *t, const struct wall_copy *n)
 
 /* The writer's clock, once readers of the next copy cannot be below
  * where the current one's segments begin: re-anchored within 50 us, so
- * a sleep of at most 51 us (plus the scheduler's slack), a few times if
- * a signal cuts it short.  False if library ns are further below, or do
+ * a sleep of at most 51 us (plus the scheduler's slack), again if a
+ * signal cut it short, 100 rounds at most.  False if library ns are further below, or do
  * not get there: they went back, and the mapping starts anew. */
 static bool writer_now(struct tsc *t, uint64_t *now)
 {
@@ -150,7 +150,7 @@ static bool writer_now(struct tsc *t, uint64_t *now)
 		struct timespec ts;
 
 		gap = t->wall_T + SKEW_NS - *now;
-		if (gap > AHEAD_NS + SKEW_NS || n == 10)
+		if (gap > AHEAD_NS + SKEW_NS || n == 100)
 			return false;
 		ts.tv_sec = (time_t)(gap / 1000000000);
 		ts.tv_nsec = (long)(gap % 1000000000);

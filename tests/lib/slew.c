@@ -61,11 +61,28 @@ static uint64_t base;		/* library ns of anchor 0 */
 static uint64_t vnow;		/* the writer's clock */
 static int vreads;
 
+/* Every copy the writer published in this anchor (the first: the one
+ * before it), and how far in library ns its readers can have got: to
+ * the writer's first reading after the copy was replaced. */
+#define NCOPY 8
+static struct wall_copy copies[NCOPY];
+static uint64_t seen[NCOPY];
+static uint32_t copy_seq;
+static int ncopies;
+
 /* Each reading 1 us on; a stalled writer is 5 ms late for whatever it
  * does after its first reading (publishing included). */
 static uint64_t vclock(struct tsc *t)
 {
 	uint64_t v = vnow += 1000;
+
+	if (!ncopies || t->wall.seq != copy_seq) {
+		if (ncopies)
+			seen[ncopies - 1] = v;
+		if (ncopies < NCOPY)
+			copies[ncopies++] = t->wall.c[t->wall.seq & 1];
+		copy_seq = t->wall.seq;
+	}
 
 	if (sc->stall && vreads++ == 0)
 		vnow += 5000000;
@@ -152,6 +169,7 @@ static void anchor(struct tsc *t, uint64_t l)
 	x.freq = (int64_t)((__int128)k.freq * (1ll << 32) / 1000000000);
 	vnow = l + W_NR * 1000;
 	vreads = 0;
+	ncopies = 0;
 	pthread_mutex_lock(&t->lock);
 	tsc__wall_anchor(t, &x);
 	pthread_mutex_unlock(&t->lock);
@@ -262,6 +280,57 @@ static void before_prev(struct tsc *t, int a, int i)
 /* The new mapping: never below what the old one handed out up to the
  * writer's last reading, then on to the next anchor; a step it follows
  * is followed at once. */
+/* Clock i of a copy at ns: the copy put in place of the published one. */
+static uint64_t map_copy(struct tsc *t, const struct wall_copy *c, int i, uint64_t ns)
+{
+	struct wall_copy keep = t->wall.c[t->wall.seq & 1];
+	uint64_t v;
+
+	t->wall.c[t->wall.seq & 1] = *c;
+	v = map(t, i, ns);
+	t->wall.c[t->wall.seq & 1] = keep;
+	return v;
+}
+
+/* A reader of a copy published earlier in the anchor, at ns up to where
+ * its readers can have got, and then a reader of any later copy or of
+ * the final mapping at that ns or later, and not before the later copy
+ * was published (the writer read its clock 1 us after): never back. */
+static int64_t late_back;
+
+static void every_copy(struct tsc *t, int a, uint64_t l)
+{
+	int i, j, c, n = 0;
+	uint64_t ns, v, w;
+
+	/* Every publication is followed by a reading: the last copy is the
+	 * published one. */
+	CHECK(!memcmp(&copies[ncopies - 1], &t->wall.c[t->wall.seq & 1], sizeof(copies[0])),
+	      "%s: the last copy is not the published one", sc->name);
+	for (i = 0; i < W_NR; i++)
+		for (j = 0; j < ncopies - 1; j++)
+			for (ns = l; ns <= seen[j]; ns += 1000)
+				for (c = j + 1; c < ncopies; c++) {
+					uint64_t pub = seen[c - 1] - 1000;
+
+					v = map_copy(t, &copies[j], i, ns);
+					w = map_copy(t, &copies[c], i, ns > pub ? ns : pub);
+					/* Published past its own start (the writer
+					 * stalled before it published): open, see
+					 * the figure. */
+					if (pub + 1000 >= copies[c].m[i].cur.s) {
+						if (w < v && (int64_t)(v - w) > late_back)
+							late_back = (int64_t)(v - w);
+						continue;
+					}
+					if (w < v && !expected_back(a, i) && n++ < 3)
+						FAIL("%s: %s: copy %d at +%llu ns maps %llu ns below copy %d "
+						     "at anchor %d", sc->name, names[i], c,
+						     (unsigned long long)(ns - l),
+						     (unsigned long long)(v - w), j, a);
+				}
+}
+
 static void after(struct tsc *t, int a, uint64_t l)
 {
 	int gl = (int)((vnow - l) / 1000), i, g;
@@ -334,8 +403,15 @@ static void run(const struct scenario *s)
 
 		before(t, a, l);
 		anchor(t, l);
+		if (a)
+			every_copy(t, a, l);
 		after(t, a, l);
 	}
+	if (late_back)
+		printf("# figure: %s: readers of a copy published after the writer stalled "
+		       "past its start went back up to %lld ns until the next copy\n",
+		       s->name, (long long)late_back);
+	late_back = 0;
 	tsc_get_info(t, &info, sizeof(info));
 	CHECK((int)info.clock_steps == s->steps, "%s: %llu steps taken, not %d", s->name,
 	      (unsigned long long)info.clock_steps, s->steps);
@@ -372,6 +448,8 @@ static const struct scenario all[] = {
 	{ .name = "-20 ppm, readings off by 300 ns", .ppb = -20000, .noise = 300,
 	  .anchors = 40, .settle = 3 },
 	{ .name = "-500 ppm, writer stalled 5 ms", .ppb = -500000, .stall = true,
+	  .anchors = 20, .settle = 3 },
+	{ .name = "+500 ppm, writer stalled 5 ms", .ppb = 500000, .stall = true,
 	  .anchors = 20, .settle = 3 },
 	{ .name = "REALTIME, TAI set; a resume; a leap second", .freq_ok = true,
 	  .noise = 100, .anchors = 30, .settle = 1,
