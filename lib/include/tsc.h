@@ -56,7 +56,7 @@
  *
  * Thread safety: every read function and tsc_get_info(), tsc_reasons(),
  * tsc_ns_to_clock() may be called from any thread at any time; the read
- * functions, tsc_ns_to_clock() and tsc_clock_gettime() are wait-free and
+ * functions, tsc_ns_to_clock() and tsc_clock_gettime() are lock-free and
  * async-signal-safe.  The
  * handle must outlive all of them; tsc_close() is not concurrent-safe.
  * tsc_default()'s handle is shared by the whole process and outlives

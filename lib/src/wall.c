@@ -68,7 +68,8 @@ static uint64_t map_at(const struct wall_map *m, uint64_t ns)
 	return ns >= m->floor_from && v < m->floor ? m->floor : v;
 }
 
-/* --- readers: wait-free, async-signal-safe, no system call */
+/* --- readers: lock-free (retry only if the writer published meanwhile),
+ * async-signal-safe, no system call */
 
 static void load_seg(struct wall_seg *d, const struct wall_seg *g)
 {
