@@ -369,25 +369,35 @@ static void after(struct tsc *t, int a, uint64_t l)
 	}
 }
 
-static void run(const struct scenario *s)
+/* A handle without a watcher, whose writer reads clk; base 1 s on. */
+static struct tsc *open_hooked(uint64_t (*clk)(struct tsc *))
 {
-	struct tsc_info info;
 	struct tsc *t;
-	int a, i;
 
 	TSC_OPTS(o, .no_watcher = true);
 	t = tsc_open(&o);
 	if (!t) {
 		FAIL("open");
-		return;
+		return NULL;
 	}
+	t->wall_now = clk;
+	base = tsc_now_ns(t) + SEC;
+	return t;
+}
+
+static void run(const struct scenario *s)
+{
+	struct tsc_info info;
+	struct tsc *t = open_hooked(vclock);
+	int a, i;
+
+	if (!t)
+		return;
 	h = t;
 	sc = s;
 	backs = 0;
 	memset(worst_err, 0, sizeof(worst_err));
-	t->wall_now = vclock;
 	/* The made-up kernel starts where the handle's mapping is. */
-	base = tsc_now_ns(t) + SEC;
 	memset(&k, 0, sizeof(k));
 	k.fz0 = k.fz1 = UINT64_MAX;
 	k.ls = base;
@@ -484,18 +494,12 @@ static void went_back(void)
 {
 	static const int at[] = { 0, 1, 2, 0 };
 	struct wall_sample x = { .freq_ok = false };
-	struct tsc *t;
+	struct tsc *t = open_hooked(counted);
 	uint64_t l = 0, v = 0;
 	int a, i;
 
-	TSC_OPTS(o, .no_watcher = true);
-	t = tsc_open(&o);
-	if (!t) {
-		FAIL("open");
+	if (!t)
 		return;
-	}
-	t->wall_now = counted;
-	base = tsc_now_ns(t) + SEC;
 	for (a = 0; a < 4; a++) {
 		l = base + at[a] * SEC;
 		for (i = 0; i < W_NR; i++) {
