@@ -8,7 +8,6 @@
  * Runs in a child, killed after 30 s.
  */
 #include <signal.h>
-#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -32,24 +31,18 @@ static void on_alarm(int sig)
 
 static int child(const char *root)
 {
-	struct itimerval it = { { 0, 20 }, { 0, 20 } };
-	struct sigaction sa = { .sa_handler = on_alarm };
 	uint64_t end;
 	int n = 0;
 
-	TSC_OPTS(o, .sysroot = root, .no_watcher = true);
-	h = tsc_open(&o);
+	h = t_open_alarmed(root, on_alarm);
 	if (!h)
 		return 1;
-	sigaction(SIGALRM, &sa, NULL);
-	setitimer(ITIMER_REAL, &it, NULL);
 	end = t_clock(CLOCK_MONOTONIC) + 2000000000ull;
 	while (t_clock(CLOCK_MONOTONIC) < end) {
 		tsc_reanchor(h);
 		n++;
 	}
-	it.it_value.tv_usec = it.it_interval.tv_usec = 0;
-	setitimer(ITIMER_REAL, &it, NULL);
+	t_alarm_stop();
 	printf("# figure: %d reads in a signal handler during %d re-anchors, %d went back, %d failed\n",
 	       (int)reads, n, (int)back, (int)errs);
 	fflush(stdout);
@@ -58,12 +51,7 @@ static int child(const char *root)
 
 int main(void)
 {
-	char root[] = "/tmp/tsc-wallsig-XXXXXX";
-
-	if (!mkdtemp(root))
-		SKIP("mkdtemp: %s", strerror(errno));
-	t_mkroot(root, t_host_khz());
-	t_child(child, root, 30, "a read in a signal handler hung while the same thread re-anchored");
-	t_rmroot(root);
+	t_child_in_root("wallsig", child, 30,
+			"a read in a signal handler hung while the same thread re-anchored");
 	DONE();
 }
