@@ -345,7 +345,8 @@ static void after(struct tsc *t, int a, uint64_t l)
 		/* An anchor, stalled or not, does not move a 0.5 s old timestamp. */
 		v = map(t, i, l - SEC / 2);
 		CHECK(!a || sc->twice || v == half[i],
-		      "%s: %s of a 0.5 s old timestamp moved %lld ns at anchor %d", sc->name, names[i], (long long)(v - half[i]), a);
+		      "%s: %s of a 0.5 s old timestamp moved %lld ns at anchor %d", sc->name,
+		      names[i], (long long)(v - half[i]), a);
 		prev = 0;
 		for (g = 0; g <= FINE; g++) {
 			v = map(t, i, l + g * 1000ull);
