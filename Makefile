@@ -27,7 +27,7 @@ kernel: tree		## configure and build the test kernel in build/obj
 	$(S)/kernel-build
 
 guest: tree		## build the test kernel, the guest's test programs and initramfs
-	$(S)/guest-build
+	TSCKIT_KERNEL=$(KERNEL) $(S)/guest-build
 
 export-series:		## save the commits in build/linux as kernel/series/
 	$(S)/export-series
@@ -38,8 +38,8 @@ checkpatch:		## checkpatch.pl --strict on every patch of the series
 each-patch:		## build the whole kernel after each patch in turn
 	$(S)/build-each-patch --full
 
-scenario: guest		## boot one scenario: make scenario NAME=default
-	$(S)/run-scenario $(NAME)
+scenario: guest		## boot one scenario: make scenario NAME=default [KERNEL=kcsan|kasan]
+	$(S)/run-scenario $(NAME) $(KERNEL)
 
 SEED ?= 1
 COUNT ?= 20000
