@@ -5,7 +5,7 @@
 S := scripts
 
 .PHONY: run check deps tree kernel guest export-series checkpatch \
-	each-patch scenario emucheck clean distclean lib tools install host-check bench \
+	each-patch scenario emucheck soak clean distclean lib tools install host-check bench \
 	fresh-check
 
 run:			## boot the patched kernel: tscinfo, a live loss of trust in the TSC; tscinfo here
@@ -45,6 +45,11 @@ SEED ?= 1
 COUNT ?= 20000
 emucheck: guest		## RDTSC emulation against the CPU in QEMU: make emucheck SEED=n COUNT=m
 	EMUCHECK_SEED=$(SEED) EMUCHECK_COUNT=$(COUNT) $(S)/run-scenario tsc-user-emucheck
+
+MINUTES ?= 10
+soak: tree		## everything at once on the kcsan kernel: make soak MINUTES=n
+	TSCKIT_KERNEL=kcsan $(S)/guest-build
+	SOAK_MINUTES=$(MINUTES) $(S)/run-scenario soak kcsan
 
 lib:			## build libtsc (libtsc.a, libtsc.so.0, libtsc.pc) in build/lib
 	$(MAKE) -C lib

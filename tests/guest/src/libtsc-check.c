@@ -25,6 +25,8 @@
  *   unstable [KO]	reader threads take timestamps while the test module
  *			(KO, default /tests/kmod/tsc_unstable.ko) marks the
  *			TSC unstable from a timer
+ *   soak STOPFILE	reader threads, half of them ordered, until STOPFILE
+ *			exists; none may see time go back (make soak)
  *   ordered rdtscp|no-rdtscp
  *			ordered reads under a SIGILL handler that fails the
  *			test: on a CPU without RDTSCP libtsc must use
@@ -454,8 +456,14 @@ static uint64_t flip_at[2];	/* when mode 0 / mode 1 was first seen */
 
 struct reader {
 	pthread_t th;
+	bool ordered;		/* tsc_now_ns_ordered(), not tsc_now_ns() */
 	uint64_t reads, backward, worst_back;
 };
+
+static uint64_t read_ns(const struct reader *r)
+{
+	return r->ordered ? tsc_now_ns_ordered(handle) : tsc_now_ns(handle);
+}
 
 static void saw_mode(bool m)
 {
@@ -488,11 +496,11 @@ static void *reader(void *arg)
 	uint64_t prev, now;
 	bool mode, m;
 
-	prev = tsc_now_ns(handle);
+	prev = read_ns(r);
 	mode = tsc_in_use(handle);
 
 	while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
-		now = tsc_now_ns(handle);
+		now = read_ns(r);
 		m = tsc_in_use(handle);
 		if (now < prev) {
 			r->backward++;
@@ -703,6 +711,47 @@ static int mode_runtime(bool unstable)
 	return failed;
 }
 
+/* --- soak ------------------------------------------------------------- */
+
+/* Readers of both kinds until STOPFILE exists, whatever the kernel does
+ * meanwhile (make soak: policy, clocksource and CPU changes, then the TSC
+ * marked unstable): none may see time go back. */
+static int mode_soak(const char *stopfile)
+{
+	struct reader r[NREADERS] = { 0 };
+	uint64_t reads = 0, back = 0, worst = 0;
+	struct tsc_info i;
+	int k;
+
+	handle = open_handle(true);
+	for (k = 0; k < NREADERS; k++) {
+		r[k].ordered = k & 1;
+		pthread_create(&r[k].th, NULL, reader, &r[k]);
+	}
+	while (access(stopfile, F_OK))
+		sleep_until(mono() + 100 * MS);
+	__atomic_store_n(&stop, 1, __ATOMIC_SEQ_CST);
+	for (k = 0; k < NREADERS; k++) {
+		pthread_join(r[k].th, NULL);
+		reads += r[k].reads;
+		back += r[k].backward;
+		if (r[k].worst_back > worst)
+			worst = r[k].worst_back;
+	}
+	tsc_get_info(handle, &i, sizeof(i));
+	printf("# figure: soak: %d readers, %llu reads, %llu went back, %llu switches\n",
+	       NREADERS, (unsigned long long)reads, (unsigned long long)back,
+	       (unsigned long long)i.switches);
+	check(back == 0, "no reader saw time go back (worst %llu ns)", (unsigned long long)worst);
+	check(reads >= 1000, "the readers read (%llu)", (unsigned long long)reads);
+	fact("soak_reads", "%llu", (unsigned long long)reads);
+	fact("soak_backward", "%llu", (unsigned long long)back);
+	fact("soak_switches", "%llu", (unsigned long long)i.switches);
+	fact("soak_usable_end", "%d", i.usable);
+	tsc_close(handle);
+	return failed;
+}
+
 /* --- ordered ---------------------------------------------------------- */
 
 static sigjmp_buf probe_env;
@@ -804,7 +853,7 @@ static int mode_ordered(const char *want)
 static void usage(void)
 {
 	fprintf(stderr, "usage: libtsc-check [-q] usable | fallback WHY... | switch | "
-		"unstable [KO] | ordered rdtscp|no-rdtscp\n");
+		"unstable [KO] | ordered rdtscp|no-rdtscp | soak STOPFILE\n");
 	exit(2);
 }
 
@@ -834,6 +883,8 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "ordered") && argc == 3)
 		return mode_ordered(argv[2]);
+	if (!strcmp(argv[1], "soak") && argc == 3)
+		return mode_soak(argv[2]);
 	usage();
 	return 2;
 }
