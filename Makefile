@@ -4,7 +4,7 @@
 
 S := scripts
 
-.PHONY: run check deps tree kernel guest export-series checkpatch \
+.PHONY: run check check-kasan deps tree kernel guest export-series checkpatch \
 	each-patch scenario emucheck soak clean distclean lib tools install host-check bench \
 	fresh-check
 
@@ -13,6 +13,9 @@ run:			## boot the patched kernel: tscinfo, a live loss of trust in the TSC; tsc
 
 check:			## every test, host and guest; ends with "check: N passed, ..."
 	$(S)/check
+
+check-kasan:		## the scenarios on the kasan kernel (not in make check: time budget)
+	$(S)/check kasan
 
 fresh-check:		## make check in a new Debian 12 chroot (debootstrap): catches missing packages
 	$(S)/fresh-check
