@@ -16,6 +16,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "sysval.h"
+
 #define MAX_FILES 8
 
 struct followed {
@@ -23,17 +25,6 @@ struct followed {
 	char last[64];
 	long wakeups;
 };
-
-static int reread(int fd, char *buf, size_t size)
-{
-	ssize_t n = pread(fd, buf, size - 1, 0);
-
-	if (n < 0)
-		return -1;
-	buf[n] = '\0';
-	buf[strcspn(buf, "\n")] = '\0';
-	return 0;
-}
 
 /* Wait up to ms for wake-ups, and re-read each FILE that woke. */
 static int take_wakeups(struct pollfd *p, struct followed *f, int n, int ms)

@@ -63,6 +63,8 @@
 
 #include <tsc.h>
 
+#include "sysval.h"
+
 #define SYS "/sys/devices/system/"
 #define P_TSC0 SYS "tsc/tsc0/"
 #define P_STABLE P_TSC0 "tsc_stable"
@@ -124,21 +126,6 @@ static void sleep_until(uint64_t t)
 		;
 }
 
-static int read_file(const char *path, char *buf, size_t cap)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, cap - 1);
-	close(fd);
-	if (n < 0)
-		return -1;
-	buf[n] = 0;
-	buf[strcspn(buf, "\n")] = 0;
-	return 0;
-}
 
 static uint64_t read_u64(const char *path)
 {
@@ -516,6 +503,21 @@ static void *reader(void *arg)
 	return NULL;
 }
 
+/* Stop the readers and add up their reads and backward steps. */
+static void stop_readers(struct reader *r, uint64_t *reads, uint64_t *back, uint64_t *worst)
+{
+	int k;
+
+	__atomic_store_n(&stop, 1, __ATOMIC_SEQ_CST);
+	for (k = 0; k < NREADERS; k++) {
+		pthread_join(r[k].th, NULL);
+		*reads += r[k].reads;
+		*back += r[k].backward;
+		if (r[k].worst_back > *worst)
+			*worst = r[k].worst_back;
+	}
+}
+
 /* The kernel's notification: poll() on one sysfs file, the time of each
  * wake-up. */
 static const char *kpath;
@@ -686,14 +688,7 @@ static int mode_runtime(bool unstable)
 		check(count_blocks() == 0, "no reason says no once back on tsc");
 	}
 	sleep_until(mono() + 500 * MS);
-	__atomic_store_n(&stop, 1, __ATOMIC_SEQ_CST);
-	for (k = 0; k < NREADERS; k++) {
-		pthread_join(r[k].th, NULL);
-		reads += r[k].reads;
-		back += r[k].backward;
-		if (r[k].worst_back > worst)
-			worst = r[k].worst_back;
-	}
+	stop_readers(r, &reads, &back, &worst);
 	pthread_join(kp, NULL);
 	pthread_join(ob, NULL);
 	if (failed)
@@ -730,14 +725,7 @@ static int mode_soak(const char *stopfile)
 	}
 	while (access(stopfile, F_OK))
 		sleep_until(mono() + 100 * MS);
-	__atomic_store_n(&stop, 1, __ATOMIC_SEQ_CST);
-	for (k = 0; k < NREADERS; k++) {
-		pthread_join(r[k].th, NULL);
-		reads += r[k].reads;
-		back += r[k].backward;
-		if (r[k].worst_back > worst)
-			worst = r[k].worst_back;
-	}
+	stop_readers(r, &reads, &back, &worst);
 	tsc_get_info(handle, &i, sizeof(i));
 	printf("# figure: soak: %d readers, %llu reads, %llu went back, %llu switches\n",
 	       NREADERS, (unsigned long long)reads, (unsigned long long)back,

@@ -74,6 +74,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "sysval.h"
+
 #define PAGE		4096
 #define NOBODY		65534
 #define CS_NAME_LEN	32		/* the kernel's limit, with the NUL */
@@ -552,22 +554,6 @@ static long do_write(int fd, const unsigned char *b, size_t n, long long pos, in
 	return r;
 }
 
-static int read_file(const char *path, char *buf, size_t size)
-{
-	int fd = open(path, O_RDONLY);
-	ssize_t n;
-
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, size - 1);
-	close(fd);
-	if (n < 0)
-		return -1;
-	buf[n] = '\0';
-	buf[strcspn(buf, "\n")] = '\0';
-	return 0;
-}
-
 static void read_state(struct state *st)
 {
 	char buf[64] = "";
@@ -640,6 +626,23 @@ static void run_case(int t, int u, int fd, const struct wcase *c, struct state *
 	}
 }
 
+/* An open for writing that must fail with EACCES. */
+static void open_refused(int t, int u, int flags)
+{
+	int fd = open(target[t].path, flags), err = errno;
+
+	tally_write(t, u, -EACCES, fd >= 0 ? 0 : -1, err);
+	if (fd >= 0) {
+		if (show())
+			printf("writefuzz: %s as %s: open for writing succeeded\n",
+			       target[t].name, user_name[u]);
+		close(fd);
+	} else if (err != EACCES && show()) {
+		printf("writefuzz: %s as %s: open for writing: %s, want EACCES\n",
+		       target[t].name, user_name[u], strerror(err));
+	}
+}
+
 /* A read-only file: every way to write it fails, for every writer. */
 static void try_read_only(int t, int u, struct rng *r)
 {
@@ -648,18 +651,7 @@ static void try_read_only(int t, int u, struct rng *r)
 	long got;
 
 	if (how < 4) {
-		fd = open(target[t].path, flags[how]);
-		err = errno;
-		tally_write(t, u, -EACCES, fd >= 0 ? 0 : -1, err);
-		if (fd >= 0) {
-			if (show())
-				printf("writefuzz: %s as %s: open for writing succeeded\n",
-				       target[t].name, user_name[u]);
-			close(fd);
-		} else if (err != EACCES && show()) {
-			printf("writefuzz: %s as %s: open for writing: %s, want EACCES\n",
-			       target[t].name, user_name[u], strerror(err));
-		}
+		open_refused(t, u, flags[how]);
 		return;
 	}
 	fd = open(target[t].path, O_RDONLY);
@@ -672,15 +664,7 @@ static void try_read_only(int t, int u, struct rng *r)
 /* uid 65534 opening a writable file itself: open() refuses. */
 static void try_own_open(int t, int u)
 {
-	int fd = open(target[t].path, O_WRONLY), err = errno;
-
-	tally_write(t, u, -EACCES, fd >= 0 ? 0 : -1, err);
-	if (fd >= 0) {
-		if (show())
-			printf("writefuzz: %s as %s: open for writing succeeded\n",
-			       target[t].name, user_name[u]);
-		close(fd);
-	}
+	open_refused(t, u, O_WRONLY);
 }
 
 /* Whether the model's state changes under case c by writer u. */
