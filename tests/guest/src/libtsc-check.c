@@ -730,6 +730,11 @@ static int mode_soak(const char *stopfile)
 	printf("# figure: soak: %d readers, %llu reads, %llu went back, %llu switches\n",
 	       NREADERS, (unsigned long long)reads, (unsigned long long)back,
 	       (unsigned long long)i.switches);
+	for (k = 0; k < NREADERS; k++)
+		printf("# figure: soak: reader %d (%s): %llu reads, %llu went back, worst %llu ns\n",
+		       k, r[k].ordered ? "ordered" : "unordered",
+		       (unsigned long long)r[k].reads, (unsigned long long)r[k].backward,
+		       (unsigned long long)r[k].worst_back);
 	check(back == 0, "no reader saw time go back (worst %llu ns)", (unsigned long long)worst);
 	check(reads >= 1000, "the readers read (%llu)", (unsigned long long)reads);
 	fact("soak_reads", "%llu", (unsigned long long)reads);
