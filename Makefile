@@ -4,8 +4,8 @@
 
 S := scripts
 
-.PHONY: run check deps tree kernel guest export-series checkpatch \
-	each-patch scenario emucheck clean distclean lib tools install host-check bench \
+.PHONY: run check check-kasan deps tree kernel guest export-series checkpatch \
+	each-patch scenario emucheck soak clean distclean lib tools install host-check bench \
 	fresh-check
 
 run:			## boot the patched kernel: tscinfo, a live loss of trust in the TSC; tscinfo here
@@ -13,6 +13,9 @@ run:			## boot the patched kernel: tscinfo, a live loss of trust in the TSC; tsc
 
 check:			## every test, host and guest; ends with "check: N passed, ..."
 	$(S)/check
+
+check-kasan:		## the scenarios on the kasan kernel (not in make check: time budget)
+	$(S)/check kasan
 
 fresh-check:		## make check in a new Debian 12 chroot (debootstrap): catches missing packages
 	$(S)/fresh-check
@@ -27,7 +30,7 @@ kernel: tree		## configure and build the test kernel in build/obj
 	$(S)/kernel-build
 
 guest: tree		## build the test kernel, the guest's test programs and initramfs
-	$(S)/guest-build
+	TSCKIT_KERNEL=$(KERNEL) $(S)/guest-build
 
 export-series:		## save the commits in build/linux as kernel/series/
 	$(S)/export-series
@@ -38,13 +41,18 @@ checkpatch:		## checkpatch.pl --strict on every patch of the series
 each-patch:		## build the whole kernel after each patch in turn
 	$(S)/build-each-patch --full
 
-scenario: guest		## boot one scenario: make scenario NAME=default
-	$(S)/run-scenario $(NAME)
+scenario: guest		## boot one scenario: make scenario NAME=default [KERNEL=kcsan|kasan]
+	$(S)/run-scenario $(NAME) $(KERNEL)
 
 SEED ?= 1
 COUNT ?= 20000
 emucheck: guest		## RDTSC emulation against the CPU in QEMU: make emucheck SEED=n COUNT=m
 	EMUCHECK_SEED=$(SEED) EMUCHECK_COUNT=$(COUNT) $(S)/run-scenario tsc-user-emucheck
+
+MINUTES ?= 10
+soak: tree		## everything at once on the kcsan kernel: make soak MINUTES=n
+	TSCKIT_KERNEL=kcsan $(S)/guest-build
+	SOAK_MINUTES=$(MINUTES) $(S)/run-scenario soak kcsan
 
 lib:			## build libtsc (libtsc.a, libtsc.so.0, libtsc.pc) in build/lib
 	$(MAKE) -C lib

@@ -7,7 +7,21 @@ BUILD=${BUILD:-$TOP/build}
 SRC_PKG=linux-source-6.12
 SRC_TARBALL=/usr/src/$SRC_PKG.tar.xz
 TREE=$BUILD/linux		# git tree: pristine source + series
-OBJ=$BUILD/obj			# kernel build output (O=)
+# Test kernels: "default" (kernel/config/*.config: lockdep and the
+# atomic-sleep checks) and the sanitizer kernels, each the default one
+# plus kernel/config/kernels/NAME.config, built in build/obj-NAME.
+# TSCKIT_KERNEL selects the one a script works on.
+KERNEL_NAME=${TSCKIT_KERNEL:-default}
+SANITIZER_KERNELS="kcsan kasan"
+case " default $SANITIZER_KERNELS " in
+*" $KERNEL_NAME "*) ;;
+*) echo "error: no test kernel '$KERNEL_NAME' (default $SANITIZER_KERNELS)" >&2; exit 1 ;;
+esac
+if [ "$KERNEL_NAME" = default ]; then
+	OBJ=$BUILD/obj		# kernel build output (O=)
+else
+	OBJ=$BUILD/obj-$KERNEL_NAME
+fi
 SERIES=$TOP/kernel/series
 BASE_TAG=tsckit-base		# the pristine source commit in $TREE
 JOBS=${JOBS:-$(nproc)}

@@ -20,6 +20,10 @@
  *   scale across a switch: the new source is offset so that it continues
  *   from the old one at the switch, a little ahead (the time the switch
  *   took to read the new source, plus 1 us for the skew between CPUs).
+ *   When RDTSC starts to fault (kernel.tsc_user=2) the TSC cannot be read
+ *   at the switch: its scale is estimated from CLOCK_MONOTONIC_RAW and
+ *   the last anchor, and the step adds 1 us per ms since that anchor
+ *   (1000 ppm, more than the two rates differ by).
  *   Ordering promised, provided the CPUs' TSCs agree within that 1 us and
  *   the switch is not stalled for milliseconds between its reads of the
  *   two sources (their rates may differ):

@@ -11,6 +11,13 @@
  * TSCs agree within the margin and the two sources do not drift apart by
  * more than it while the writer goes from reading `at` to the second bump
  * (a rate difference times that time: 500 ppm over 2 ms would).
+ *
+ * The old source is read again whenever RDTSC still executes, also under
+ * tsc_user=1, where it traps and the kernel emulates it.  Only when it
+ * would fault (tsc_user=2) is the old scale estimated from
+ * CLOCK_MONOTONIC_RAW and the offset measured at the last anchor; the two
+ * may have drifted apart since, so the margin grows by ESTIMATE_PPM of
+ * the time since that anchor (the bound wall.c also puts on their rates).
  */
 #include <errno.h>
 #include <string.h>
@@ -18,6 +25,7 @@
 #include "internal.h"
 
 #define SWITCH_MARGIN_NS 1000
+#define ESTIMATE_PPM 1000
 
 uint64_t tsc__clock_ns(clockid_t clk)
 {
@@ -61,18 +69,26 @@ static struct tsc_fast_state *current(struct tsc *t)
 	return &t->fast.s[t->fast.seq & 1];
 }
 
+/* The old scale without reading the TSC: see the top of the file. */
+static uint64_t estimate(const struct tsc *t)
+{
+	uint64_t raw = tsc__mono_raw();
+
+	return raw + t->scale_offset + (raw - t->last_anchor_raw) / (1000000 / ESTIMATE_PPM);
+}
+
 /* Offset making state nf continue from old's reading now, ahead by the
  * margin (see the top of the file).  Without RDTSC, old is a TSC state
- * that may no longer run: its scale's estimate from the raw clock. */
+ * that may no longer run: its scale's estimate. */
 static void continue_from(struct tsc *t, const struct tsc_fast_state *old,
 			  struct tsc_fast_state *nf, bool old_runs)
 {
 	uint64_t at, again, new_now;
 
-	at = old_runs ? read_state(old) : tsc__mono_raw() + t->scale_offset;
+	at = old_runs ? read_state(old) : estimate(t);
 	new_now = nf->mode == TSC_MODE_TSC ? conv(nf, tsc__rdtsc_lfence()) :
 					     tsc__clock_ns(nf->clock);
-	again = old_runs ? read_state(old) : tsc__mono_raw() + t->scale_offset;
+	again = old_runs ? read_state(old) : estimate(t);
 	at += (again > at ? again - at : 0) + SWITCH_MARGIN_NS;
 	if (nf->mode == TSC_MODE_TSC)
 		nf->offset = at - new_now;
@@ -185,7 +201,8 @@ int tsc__publish(struct tsc *t, const struct decision *d)
 	if (first)
 		anchor_raw(&nf);
 	else
-		continue_from(t, f, &nf, f->mode != TSC_MODE_TSC || d->rdtsc_ok);
+		continue_from(t, f, &nf, f->mode != TSC_MODE_TSC ||
+			      tsc__rdtsc_allowed(t, &t->df));
 	tsc__latch_write(&t->fast.seq, &t->fast.s[0], &t->fast.s[1], &nf, store_fast);
 
 	fill_info(t, d);

@@ -3,7 +3,8 @@
  * Live re-decision on a sysroot whose files are rewritten while reader
  * threads take timestamps: the TSC is dropped and taken back, the factors
  * change, and no reader ever sees time go back; steps are reported.
- * Then the same with the watcher thread doing the re-reading.
+ * Then the same with the watcher thread doing the re-reading, and the
+ * policy switches with the library's scale drifting from the raw clock.
  */
 #include <pthread.h>
 #include <unistd.h>
@@ -49,6 +50,51 @@ static void step(const char *what, const char *path, const char *val, bool in_us
 	       (unsigned long long)i.switches, (long long)i.last_step_ns,
 	       (long long)i.scale_offset_ns);
 	CHECK(llabs(i.last_step_ns) < 1000000, "%s: step %lld ns", what, (long long)i.last_step_ns);
+}
+
+/* kernel.tsc_user turns 1 (RDTSC traps, still runs) or 2 (RDTSC faults)
+ * 800 ms after an anchor, on a sysroot whose factors make the library's
+ * scale run 500 ppm fast against CLOCK_MONOTONIC_RAW: the fallback must
+ * continue from the TSC's reading, not from the raw clock and the offset
+ * measured at the anchor, 400 us behind. */
+static void drift_switch(const char *root, uint64_t khz, const char *policy)
+{
+	uint64_t back0 = backward;
+	struct tsc_info i;
+	pthread_t th[2];
+	char b[8];
+	int k;
+
+	t_mkroot(root, khz);
+	t_set_khz(root, khz - khz / 2000);
+	t_write(root, "proc/sys/kernel/tsc_user", "0\n");
+	stop = 0;
+	TSC_OPTS(o, .sysroot = root, .no_watcher = true);
+	h = tsc_open(&o);
+	CHECK(h && tsc_in_use(h), "tsc_user=%s: the TSC is not in use before", policy);
+	if (!h || !tsc_in_use(h)) {
+		tsc_close(h);
+		return;
+	}
+	for (k = 0; k < 2; k++)
+		pthread_create(&th[k], NULL, reader, NULL);
+	t_sleep_ms(800);
+	snprintf(b, sizeof(b), "%s\n", policy);
+	t_write(root, "proc/sys/kernel/tsc_user", b);
+	CHECK(tsc_process_events(h) == 1, "tsc_user=%s: no change seen", policy);
+	t_sleep_ms(30);
+	__atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
+	for (k = 0; k < 2; k++)
+		pthread_join(th[k], NULL);
+	tsc_get_info(h, &i, sizeof(i));
+	CHECK(!tsc_in_use(h), "tsc_user=%s: the TSC is still in use", policy);
+	CHECK(backward == back0, "tsc_user=%s: %llu reads went back", policy,
+	      (unsigned long long)(backward - back0));
+	CHECK(i.last_step_ns >= 0 && i.last_step_ns < 2000000,
+	      "tsc_user=%s: step %lld ns", policy, (long long)i.last_step_ns);
+	printf("# figure: tsc_user=%s with the scale 500 ppm fast: step %+lld ns\n",
+	       policy, (long long)i.last_step_ns);
+	tsc_close(h);
 }
 
 int main(void)
@@ -108,6 +154,8 @@ int main(void)
 		printf("# watcher switched after %d ms\n", k * 100);
 		tsc_close(h);
 	}
+	drift_switch(root, khz, "1");
+	drift_switch(root, khz, "2");
 	t_rmroot(root);
 	DONE();
 }

@@ -214,10 +214,12 @@ static void *tp_thread(void *arg)
 	while (!__atomic_load_n(&s->go, __ATOMIC_ACQUIRE))
 		__builtin_ia32_pause();
 	t0 = now_ns(CLOCK_MONOTONIC_RAW);
-	while (!__atomic_load_n(&s->stop, __ATOMIC_RELAXED)) {
+	/* At least one batch: on a loaded machine a thread may get no CPU
+	 * before stop, and a rate of zero calls says nothing. */
+	do {
 		sum += s->m->batch(s->m->per_batch);
 		calls += s->m->per_batch;
-	}
+	} while (!__atomic_load_n(&s->stop, __ATOMIC_RELAXED));
 	x->elapsed_ns = now_ns(CLOCK_MONOTONIC_RAW) - t0;
 	x->calls = calls;
 	sink += sum;

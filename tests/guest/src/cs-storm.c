@@ -17,6 +17,8 @@
 #include <unistd.h>
 #include <sys/wait.h>
 
+#include "sysval.h"
+
 #define CS_DIR	"/sys/devices/system/clocksource/clocksource0/"
 #define MAX_READERS 16
 
@@ -26,17 +28,6 @@ static void on_stop(int sig)
 {
 	(void)sig;
 	stop = 1;
-}
-
-static int reread(int fd, char *buf, size_t size)
-{
-	ssize_t n = pread(fd, buf, size - 1, 0);
-
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	buf[strcspn(buf, "\n")] = '\0';
-	return 0;
 }
 
 static int write_clocksource(const char *name)

@@ -25,6 +25,8 @@
  *   unstable [KO]	reader threads take timestamps while the test module
  *			(KO, default /tests/kmod/tsc_unstable.ko) marks the
  *			TSC unstable from a timer
+ *   soak STOPFILE	reader threads, half of them ordered, until STOPFILE
+ *			exists; none may see time go back (make soak)
  *   ordered rdtscp|no-rdtscp
  *			ordered reads under a SIGILL handler that fails the
  *			test: on a CPU without RDTSCP libtsc must use
@@ -60,6 +62,8 @@
 #include <unistd.h>
 
 #include <tsc.h>
+
+#include "sysval.h"
 
 #define SYS "/sys/devices/system/"
 #define P_TSC0 SYS "tsc/tsc0/"
@@ -122,21 +126,6 @@ static void sleep_until(uint64_t t)
 		;
 }
 
-static int read_file(const char *path, char *buf, size_t cap)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, cap - 1);
-	close(fd);
-	if (n < 0)
-		return -1;
-	buf[n] = 0;
-	buf[strcspn(buf, "\n")] = 0;
-	return 0;
-}
 
 static uint64_t read_u64(const char *path)
 {
@@ -454,8 +443,14 @@ static uint64_t flip_at[2];	/* when mode 0 / mode 1 was first seen */
 
 struct reader {
 	pthread_t th;
+	bool ordered;		/* tsc_now_ns_ordered(), not tsc_now_ns() */
 	uint64_t reads, backward, worst_back;
 };
+
+static uint64_t read_ns(const struct reader *r)
+{
+	return r->ordered ? tsc_now_ns_ordered(handle) : tsc_now_ns(handle);
+}
 
 static void saw_mode(bool m)
 {
@@ -488,11 +483,11 @@ static void *reader(void *arg)
 	uint64_t prev, now;
 	bool mode, m;
 
-	prev = tsc_now_ns(handle);
+	prev = read_ns(r);
 	mode = tsc_in_use(handle);
 
 	while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
-		now = tsc_now_ns(handle);
+		now = read_ns(r);
 		m = tsc_in_use(handle);
 		if (now < prev) {
 			r->backward++;
@@ -506,6 +501,21 @@ static void *reader(void *arg)
 		r->reads++;
 	}
 	return NULL;
+}
+
+/* Stop the readers and add up their reads and backward steps. */
+static void stop_readers(struct reader *r, uint64_t *reads, uint64_t *back, uint64_t *worst)
+{
+	int k;
+
+	__atomic_store_n(&stop, 1, __ATOMIC_SEQ_CST);
+	for (k = 0; k < NREADERS; k++) {
+		pthread_join(r[k].th, NULL);
+		*reads += r[k].reads;
+		*back += r[k].backward;
+		if (r[k].worst_back > *worst)
+			*worst = r[k].worst_back;
+	}
 }
 
 /* The kernel's notification: poll() on one sysfs file, the time of each
@@ -678,14 +688,7 @@ static int mode_runtime(bool unstable)
 		check(count_blocks() == 0, "no reason says no once back on tsc");
 	}
 	sleep_until(mono() + 500 * MS);
-	__atomic_store_n(&stop, 1, __ATOMIC_SEQ_CST);
-	for (k = 0; k < NREADERS; k++) {
-		pthread_join(r[k].th, NULL);
-		reads += r[k].reads;
-		back += r[k].backward;
-		if (r[k].worst_back > worst)
-			worst = r[k].worst_back;
-	}
+	stop_readers(r, &reads, &back, &worst);
 	pthread_join(kp, NULL);
 	pthread_join(ob, NULL);
 	if (failed)
@@ -699,6 +702,45 @@ static int mode_runtime(bool unstable)
 	fact("backward", "%llu", (unsigned long long)back);
 	fact("usable_end", "%d", i.usable);
 	fact("switches", "%llu", (unsigned long long)i.switches);
+	tsc_close(handle);
+	return failed;
+}
+
+/* --- soak ------------------------------------------------------------- */
+
+/* Readers of both kinds until STOPFILE exists, whatever the kernel does
+ * meanwhile (make soak: policy, clocksource and CPU changes, then the TSC
+ * marked unstable): none may see time go back. */
+static int mode_soak(const char *stopfile)
+{
+	struct reader r[NREADERS] = { 0 };
+	uint64_t reads = 0, back = 0, worst = 0;
+	struct tsc_info i;
+	int k;
+
+	handle = open_handle(true);
+	for (k = 0; k < NREADERS; k++) {
+		r[k].ordered = k & 1;
+		pthread_create(&r[k].th, NULL, reader, &r[k]);
+	}
+	while (access(stopfile, F_OK))
+		sleep_until(mono() + 100 * MS);
+	stop_readers(r, &reads, &back, &worst);
+	tsc_get_info(handle, &i, sizeof(i));
+	printf("# figure: soak: %d readers, %llu reads, %llu went back, %llu switches\n",
+	       NREADERS, (unsigned long long)reads, (unsigned long long)back,
+	       (unsigned long long)i.switches);
+	for (k = 0; k < NREADERS; k++)
+		printf("# figure: soak: reader %d (%s): %llu reads, %llu went back, worst %llu ns\n",
+		       k, r[k].ordered ? "ordered" : "unordered",
+		       (unsigned long long)r[k].reads, (unsigned long long)r[k].backward,
+		       (unsigned long long)r[k].worst_back);
+	check(back == 0, "no reader saw time go back (worst %llu ns)", (unsigned long long)worst);
+	check(reads >= 1000, "the readers read (%llu)", (unsigned long long)reads);
+	fact("soak_reads", "%llu", (unsigned long long)reads);
+	fact("soak_backward", "%llu", (unsigned long long)back);
+	fact("soak_switches", "%llu", (unsigned long long)i.switches);
+	fact("soak_usable_end", "%d", i.usable);
 	tsc_close(handle);
 	return failed;
 }
@@ -804,7 +846,7 @@ static int mode_ordered(const char *want)
 static void usage(void)
 {
 	fprintf(stderr, "usage: libtsc-check [-q] usable | fallback WHY... | switch | "
-		"unstable [KO] | ordered rdtscp|no-rdtscp\n");
+		"unstable [KO] | ordered rdtscp|no-rdtscp | soak STOPFILE\n");
 	exit(2);
 }
 
@@ -834,6 +876,8 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "ordered") && argc == 3)
 		return mode_ordered(argv[2]);
+	if (!strcmp(argv[1], "soak") && argc == 3)
+		return mode_soak(argv[2]);
 	usage();
 	return 2;
 }

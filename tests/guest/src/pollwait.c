@@ -39,6 +39,8 @@
 #include <sys/auxv.h>
 #include <sys/wait.h>
 
+#include "sysval.h"
+
 #include "parse_vdso.h"
 
 #define MAX_FILES 16
@@ -167,17 +169,6 @@ static int start_reader(pthread_t *thread)
 		fprintf(stderr, "pollwait: -r: __vdso_tsc_raw() refused before the change\n");
 		return -1;
 	}
-	return 0;
-}
-
-static int reread(int fd, char *buf, size_t size)
-{
-	ssize_t n = pread(fd, buf, size - 1, 0);
-
-	if (n < 0)
-		return -1;
-	buf[n] = '\0';
-	buf[strcspn(buf, "\n")] = '\0';
 	return 0;
 }
 
