@@ -257,8 +257,7 @@ int tsc__calibrate(struct tsc *t, struct calib *c, uint64_t max_ns);
 uint64_t tsc__mono_raw(void);
 uint64_t tsc__clock_ns(clockid_t clk);
 int tsc__publish(struct tsc *t, const struct decision *d);
-void tsc__latch_write(uint32_t *seq, void *c0, void *c1, const void *n,
-		      void (*store)(void *dst, const void *src));
+void tsc__latch_turn(uint32_t *seq);
 uint64_t tsc__lib_now(struct tsc *t);
 /* wall.c; caller holds t->lock */
 int tsc__reanchor(struct tsc *t);

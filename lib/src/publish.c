@@ -118,11 +118,8 @@ static void anchor_raw(struct tsc_fast_state *nf)
 	}
 }
 
-static void store_fast(void *dst, const void *src)
+static void store_fast(struct tsc_fast_state *f, const struct tsc_fast_state *nf)
 {
-	struct tsc_fast_state *f = dst;
-	const struct tsc_fast_state *nf = src;
-
 	__atomic_store_n(&f->mode, nf->mode, __ATOMIC_RELAXED);
 	__atomic_store_n(&f->shift, nf->shift, __ATOMIC_RELAXED);
 	__atomic_store_n(&f->rdtscp, nf->rdtscp, __ATOMIC_RELAXED);
@@ -132,22 +129,17 @@ static void store_fast(void *dst, const void *src)
 	__atomic_store_n(&f->clock, nf->clock, __ATOMIC_RELAXED);
 }
 
-/* The seqcount latch's writer: both copies become n, stored by store()
- * into copy 0 while readers are sent to copy 1, then into copy 1; a
- * reader always finds one of them whole.  Caller holds t->lock. */
-void tsc__latch_write(uint32_t *seq, void *c0, void *c1, const void *n,
-		      void (*store)(void *dst, const void *src))
+/* The seqcount latch's writer sends readers to the other copy: turn
+ * (readers: copy 1), write copy 0, turn (readers: copy 0), write copy 1.
+ * A reader always finds one of them whole; copy 0 may be written again
+ * before the second turn.  Caller holds t->lock. */
+void tsc__latch_turn(uint32_t *seq)
 {
-	/* The last write's copy 1 before the bump that sends readers there
+	/* The copy written last before the bump that sends readers there
 	 * (the kernel's smp_wmb() before the increment). */
 	__atomic_thread_fence(__ATOMIC_RELEASE);
-	__atomic_store_n(seq, *seq + 1, __ATOMIC_RELAXED);	/* readers: copy 1 */
+	__atomic_store_n(seq, *seq + 1, __ATOMIC_RELAXED);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	store(c0, n);
-	__atomic_thread_fence(__ATOMIC_RELEASE);
-	__atomic_store_n(seq, *seq + 1, __ATOMIC_RELAXED);	/* readers: copy 0 */
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	store(c1, n);
 }
 
 static void fill_info(struct tsc *t, const struct decision *d)
@@ -203,7 +195,10 @@ int tsc__publish(struct tsc *t, const struct decision *d)
 	else
 		continue_from(t, f, &nf, f->mode != TSC_MODE_TSC ||
 			      tsc__rdtsc_allowed(t, &t->df));
-	tsc__latch_write(&t->fast.seq, &t->fast.s[0], &t->fast.s[1], &nf, store_fast);
+	tsc__latch_turn(&t->fast.seq);		/* readers: s[1] */
+	store_fast(&t->fast.s[0], &nf);
+	tsc__latch_turn(&t->fast.seq);		/* readers: s[0] */
+	store_fast(&t->fast.s[1], &nf);
 
 	fill_info(t, d);
 	if (!first) {

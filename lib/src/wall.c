@@ -18,9 +18,9 @@
  * Readers use a seqcount latch (two copies, see tsc.h), so they never
  * wait for the writer.  A copy holds the segment before T too: a reader
  * still on the old copy maps every ns below T exactly as the new one
- * does.  The writer checks after publishing that T is still ahead; if
- * it stalled past T, it starts the segments again further on, from no
- * lower than any reader can have seen.
+ * does.  The writer checks that T is still ahead before it sends readers
+ * to the new copy, and again after; if it stalled past T, it starts the
+ * segments again further on, from no lower than any reader can have seen.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -117,10 +117,8 @@ static void store_seg(struct wall_seg *d, const struct wall_seg *g)
 	__atomic_store_n(&d->slew, g->slew, __ATOMIC_RELAXED);
 }
 
-static void store_copy(void *dst, const void *src)
+static void store_copy(struct wall_copy *d, const struct wall_copy *n)
 {
-	struct wall_copy *d = dst;
-	const struct wall_copy *n = src;
 	int i;
 
 	__atomic_store_n(&d->valid, n->valid, __ATOMIC_RELAXED);
@@ -130,11 +128,6 @@ static void store_copy(void *dst, const void *src)
 		__atomic_store_n(&d->m[i].floor, n->m[i].floor, __ATOMIC_RELAXED);
 		__atomic_store_n(&d->m[i].floor_from, n->m[i].floor_from, __ATOMIC_RELAXED);
 	}
-}
-
-static void publish(struct tsc *t, const struct wall_copy *n)
-{
-	tsc__latch_write(&t->wall.seq, &t->wall.c[0], &t->wall.c[1], n, store_copy);
 }
 
 /* The writer's clock, once readers of the next copy cannot be below
@@ -286,38 +279,62 @@ static void start(struct tsc *t, const struct wall_sample *x, struct wall_map *m
 }
 
 /* Readers of the copies replaced in this anchor map ns up to the writer's
- * now (+ skew); if that reached T, where their mappings and the new one
+ * now (+ skew).  If that reached T, where their mappings and the new one
  * part, start the new segments further on, from no lower than any of
- * them there (unless the kernel set the clock back), and hold the new
- * copy at that from the first T (below it, every copy agrees) until then. */
-static void settle(struct tsc *t, const struct wall_copy *old, struct wall_copy *n)
+ * them there (unless the kernel set the clock back), hold the new copy
+ * at that from the first T, from (below it, every copy agrees), until
+ * then, and say so. */
+static bool behind(struct tsc *t, const struct wall_copy *old, struct wall_copy *n,
+		   uint64_t from)
 {
-	uint64_t now, at, hi, T, from = t->wall_T;
+	uint64_t now = t->wall_now(t), at = now + SKEW_NS, hi, T;
 	int i;
 
-	while ((now = t->wall_now(t)) + SKEW_NS >= t->wall_T) {
-		T = now + AHEAD_NS;
-		for (i = 0; i < W_NR; i++) {
-			struct wall_map *m = &n->m[i];
-			uint64_t done = T - m->cur.s;
+	if (at < t->wall_T)
+		return false;
+	T = now + AHEAD_NS;
+	for (i = 0; i < W_NR; i++) {
+		struct wall_map *m = &n->m[i];
+		uint64_t done = T - m->cur.s;
 
-			at = now + SKEW_NS;
-			hi = map_at(m, at);
-			if (!t->wt[i].back && map_at(&old->m[i], at) > hi)
-				hi = map_at(&old->m[i], at);
-			if (t->wt[i].back)
-				hi = 0;
-			m->cur.b = seg_at(&m->cur, T) > hi ? seg_at(&m->cur, T) : hi;
-			if (!t->wt[i].back && seg_at(&m->prev, T) > m->cur.b)
-				m->cur.b = seg_at(&m->prev, T);
-			m->cur.len = m->cur.len > done ? m->cur.len - done : 0;
-			m->cur.s = T;
-			m->floor = hi;
-			m->floor_from = from;
-		}
-		publish(t, n);
-		t->wall_T = T;
+		hi = map_at(m, at);
+		if (!t->wt[i].back && map_at(&old->m[i], at) > hi)
+			hi = map_at(&old->m[i], at);
+		if (t->wt[i].back)
+			hi = 0;
+		m->cur.b = seg_at(&m->cur, T) > hi ? seg_at(&m->cur, T) : hi;
+		if (!t->wt[i].back && seg_at(&m->prev, T) > m->cur.b)
+			m->cur.b = seg_at(&m->prev, T);
+		m->cur.len = m->cur.len > done ? m->cur.len - done : 0;
+		m->cur.s = T;
+		m->floor = hi;
+		m->floor_from = from;
 	}
+	t->wall_T = T;
+	return true;
+}
+
+/* Publish n in place of old, whose readers may be anywhere below the
+ * writer's clock.  While they are sent to the old copy, n is rewritten
+ * for as long as the writer finds it stalled past n's T; then readers
+ * are sent to n.  A stall after that last look is caught afterwards:
+ * each later copy starts further on, from no lower than the copies
+ * before it handed out.  With old NULL (a mapping that starts anew),
+ * nothing to catch. */
+static void publish(struct tsc *t, const struct wall_copy *old, struct wall_copy *n)
+{
+	uint64_t from = t->wall_T;
+	bool again;
+
+	do {
+		tsc__latch_turn(&t->wall.seq);		/* readers: c[1] */
+		do
+			store_copy(&t->wall.c[0], n);
+		while (old && behind(t, old, n, from));
+		tsc__latch_turn(&t->wall.seq);		/* readers: c[0] */
+		store_copy(&t->wall.c[1], n);
+		again = old && behind(t, old, n, from);
+	} while (again);
 }
 
 int tsc__wall_anchor(struct tsc *t, const struct wall_sample *x)
@@ -343,11 +360,9 @@ int tsc__wall_anchor(struct tsc *t, const struct wall_sample *x)
 			plan(t, x, i, T, step, &n.m[i]);
 	}
 	n.valid = 1;
-	publish(t, &n);
-	if (!first) {
+	if (!first)
 		t->wall_T = T;
-		settle(t, &old, &n);
-	}
+	publish(t, first ? NULL : &old, &n);
 	t->info.anchors++;
 	return 0;
 }

@@ -319,9 +319,9 @@ static void every_copy(struct tsc *t, int a, uint64_t l)
 
 					v = map_copy(t, &copies[j], i, ns);
 					w = map_copy(t, &copies[c], i, ns > pub ? ns : pub);
-					/* Published past its own start (the writer
-					 * stalled before it published): open, see
-					 * the figure. */
+					/* Published past its own start: the writer
+					 * stalled and did not see it before it
+					 * sent readers there. */
 					if (pub + 1000 >= copies[c].m[i].cur.s) {
 						if (w < v && (int64_t)(v - w) > late_back)
 							late_back = (int64_t)(v - w);
@@ -427,10 +427,8 @@ static void run(const struct scenario *s)
 		}
 		after(t, a, l);
 	}
-	if (late_back)
-		printf("# figure: %s: readers of a copy published after the writer stalled "
-		       "past its start went back up to %lld ns until the next copy\n",
-		       s->name, (long long)late_back);
+	CHECK(!late_back, "%s: readers of a copy published after the writer stalled past "
+	      "its start went back up to %lld ns", s->name, (long long)late_back);
 	late_back = 0;
 	tsc_get_info(t, &info, sizeof(info));
 	CHECK((int)info.clock_steps == s->steps, "%s: %llu steps taken, not %d", s->name,
