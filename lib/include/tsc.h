@@ -199,7 +199,7 @@ struct tsc_info {
 	int vdso_raw;		/* last __vdso_tsc_raw(): 0, -ENODEV, ...; 1 not called */
 	bool calibrated;	/* a calibration was made (only when its factors
 				 * would be used, or force_calibrate) */
-	/* The wall mapping (tsc_clock_gettime(3)); added after 0.3.0: */
+	/* The wall mapping (tsc_clock_gettime(3)); added in 0.4.0: */
 	uint64_t clock_steps;	/* steps it took: REALTIME, TAI after the kernel
 				 * set them, BOOTTIME after a resume, any but
 				 * REALTIME, TAI forward when over 1 ms behind */
@@ -260,7 +260,7 @@ struct tsc_xcpu_result {
 int tsc_xcpu_check(struct tsc *t, unsigned int ms,
 		   struct tsc_xcpu_result *res, size_t sz);
 
-const char *tsc_version(void);	/* "0.3.0": the library actually loaded */
+const char *tsc_version(void);	/* "0.4.0": the library actually loaded */
 
 /*
  * Fast path.  The published state is the first member of struct tsc: two
