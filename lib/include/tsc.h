@@ -41,10 +41,13 @@
  *   open).  tsc_ns_to_clock() maps them to CLOCK_MONOTONIC, CLOCK_REALTIME,
  *   CLOCK_BOOTTIME, CLOCK_TAI or CLOCK_MONOTONIC_RAW.  The mapping is
  *   re-anchored once a second by the watcher (or by tsc_process_events(),
- *   whose fd wakes once a second, or by tsc_reanchor() on demand) and
- *   extrapolates the rate measured between anchors, so it follows NTP
- *   frequency corrections; its error is well below 1 us on a quiet
- *   machine (tests/lib/wall.c measures it).
+ *   whose fd wakes once a second, or by tsc_reanchor() on demand); an
+ *   anchor never moves it but slews it (at most 500 ppm) toward the
+ *   kernel's clock at the kernel's rate, which follows NTP's frequency;
+ *   its error is below 1 us on a quiet machine (tests/lib/wall.c
+ *   measures it).  tsc_clock_gettime() of MONOTONIC, BOOTTIME and RAW
+ *   never goes back (as tsc_now_ns_ordered()); REALTIME and TAI step
+ *   only when the kernel's clock stepped (tsc_clock_gettime(3)).
  *
  * Errors: functions returning int return 0 (or a count) on success and a
  * negative errno on failure, and also set errno.  Functions returning a
@@ -56,7 +59,9 @@
  * size of the caller's struct and returns how many bytes it filled.
  *
  * Thread safety: every read function and tsc_get_info(), tsc_reasons(),
- * tsc_ns_to_clock() may be called from any thread at any time.  The
+ * tsc_ns_to_clock() may be called from any thread at any time; the read
+ * functions, tsc_ns_to_clock() and tsc_clock_gettime() are lock-free and
+ * async-signal-safe.  The
  * handle must outlive all of them; tsc_close() is not concurrent-safe.
  * tsc_default()'s handle is shared by the whole process and outlives
  * every call: it is never freed.
@@ -194,6 +199,13 @@ struct tsc_info {
 	int vdso_raw;		/* last __vdso_tsc_raw(): 0, -ENODEV, ...; 1 not called */
 	bool calibrated;	/* a calibration was made (only when its factors
 				 * would be used, or force_calibrate) */
+	/* The wall mapping (tsc_clock_gettime(3)); added in 0.4.0: */
+	uint64_t clock_steps;	/* steps it took: REALTIME, TAI after the kernel
+				 * set them, BOOTTIME after a resume, any but
+				 * REALTIME, TAI forward when over 1 ms behind */
+	int64_t last_clock_step_ns;	/* the last one's size */
+	int64_t wall_error_ns;	/* CLOCK_MONOTONIC minus its mapping at the
+				 * last anchor, which slewing then absorbs */
 };
 /* Copy at most sz bytes of the current info and zero the rest of sz;
  * returns how many bytes this library filled (its struct's size, or sz
@@ -225,9 +237,12 @@ int tsc_process_events(struct tsc *t);
 /* Re-anchor the wall-clock mapping now. */
 int tsc_reanchor(struct tsc *t);
 /* Map a library timestamp to clock clk (CLOCK_MONOTONIC_RAW, _MONOTONIC,
- * _REALTIME, _BOOTTIME, _TAI).  -EINVAL for another clock. */
+ * _REALTIME, _BOOTTIME, _TAI) with the current mapping.  -EINVAL for
+ * another clock.  Wait-free, async-signal-safe. */
 int tsc_ns_to_clock(struct tsc *t, uint64_t ns, clockid_t clk, uint64_t *out);
-/* tsc_now_ns() mapped to clk. */
+/* tsc_now_ns_ordered() mapped to clk: never back for MONOTONIC,
+ * BOOTTIME, MONOTONIC_RAW; REALTIME and TAI step only with the kernel's
+ * (see tsc_clock_gettime(3)).  Wait-free, async-signal-safe. */
 int tsc_clock_gettime(struct tsc *t, clockid_t clk, uint64_t *out);
 
 struct tsc_xcpu_result {
@@ -245,7 +260,7 @@ struct tsc_xcpu_result {
 int tsc_xcpu_check(struct tsc *t, unsigned int ms,
 		   struct tsc_xcpu_result *res, size_t sz);
 
-const char *tsc_version(void);	/* "0.3.0": the library actually loaded */
+const char *tsc_version(void);	/* "0.4.0": the library actually loaded */
 
 /*
  * Fast path.  The published state is the first member of struct tsc: two

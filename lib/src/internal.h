@@ -165,11 +165,46 @@ struct decision {
 };
 
 enum { W_RAW, W_MONO, W_REAL, W_BOOT, W_TAI, W_NR };
-struct wall_anchor {
-	bool valid;
-	uint64_t l0;		/* library ns at the anchor */
-	uint64_t c0;		/* clock ns at the anchor */
-	int64_t adj;		/* rate correction, 2^-32 units */
+/* A piece of one clock's mapping: from library ns s on, the clock reads
+ * b + (ns - s) * (1 + rate), plus (ns - s) * slew for the first len ns;
+ * rate and slew in 2^-32 units. */
+struct wall_seg {
+	uint64_t s, b, len;
+	int64_t rate, slew;
+};
+/* One clock: cur from cur.s on, prev before it, never below floor
+ * from floor_from to cur.s (only after a writer stalled, see wall.c). */
+struct wall_map {
+	struct wall_seg prev, cur;
+	uint64_t floor, floor_from;
+};
+struct wall_copy {
+	uint32_t valid;
+	struct wall_map m[W_NR];
+};
+/* The wall mapping's seqcount latch, like struct tsc_fast. */
+struct wall_latch {
+	uint32_t seq;
+	struct wall_copy c[2];
+};
+/* The writer's record of one clock. */
+struct wall_track {
+	uint64_t l, c;		/* where the rate is measured from */
+	int64_t rate;		/* the clock's rate against library ns, minus 1, 2^-32 */
+	int64_t freq;		/* adjtimex() frequency at l */
+	int64_t off;		/* REALTIME, BOOTTIME, TAI: minus MONOTONIC */
+	uint64_t w;		/* how far off that offset may be */
+	bool back;		/* this anchor sets the mapping back (kernel's step) */
+};
+
+/* One anchor's readings: clock i read c[i] at library ns l[i], from a
+ * bracket w[i] ns wide; freq is adjtimex()'s frequency (and tick) as a
+ * rate in 2^-32 units, if freq_ok.  Measured by tsc__reanchor(); a test
+ * may make one up and hand it to tsc__wall_anchor(). */
+struct wall_sample {
+	uint64_t l[W_NR], c[W_NR], w[W_NR];
+	int64_t freq;
+	bool freq_ok;
 };
 
 struct tsc {
@@ -183,10 +218,14 @@ struct tsc {
 	struct decision d;
 	struct tsc_info info;
 	int64_t scale_offset;	/* library ns - CLOCK_MONOTONIC_RAW */
-	/* wall mapping, read under wseq */
-	uint32_t wseq;
-	struct wall_anchor w[W_NR];
+	/* wall mapping: readers use wall; the rest is the writer's */
+	struct wall_latch wall;
+	struct wall_track wt[W_NR];
+	int64_t wfreq;		/* adjtimex() frequency at the last anchor */
+	bool wfreq_ok;
+	uint64_t wall_T;	/* library ns where the last segments start */
 	uint64_t last_anchor_raw;
+	uint64_t (*wall_now)(struct tsc *t);	/* the writer's clock (tests replace it) */
 	/* watching */
 	int epfd, timerfd, stopfd;
 	int watch_fd[8];
@@ -218,9 +257,11 @@ int tsc__calibrate(struct tsc *t, struct calib *c, uint64_t max_ns);
 uint64_t tsc__mono_raw(void);
 uint64_t tsc__clock_ns(clockid_t clk);
 int tsc__publish(struct tsc *t, const struct decision *d);
+void tsc__latch_turn(uint32_t *seq);
 uint64_t tsc__lib_now(struct tsc *t);
-/* wall.c */
+/* wall.c; caller holds t->lock */
 int tsc__reanchor(struct tsc *t);
+int tsc__wall_anchor(struct tsc *t, const struct wall_sample *x);
 /* watch.c */
 int tsc__watch_start(struct tsc *t);
 void tsc__watch_stop(struct tsc *t);

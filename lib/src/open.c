@@ -58,6 +58,7 @@ TSC_API struct tsc *tsc_open(const struct tsc_opts *opts)
 	t = mem;
 	memset(t, 0, sizeof(*t));
 	t->epfd = t->timerfd = t->stopfd = -1;
+	t->wall_now = tsc__lib_now;
 	err = copy_opts(&t->opts, opts);
 	if (!err && t->opts.sysroot &&
 	    (strlen(t->opts.sysroot) >= sizeof(t->root) - 64 || !*t->opts.sysroot))

@@ -118,7 +118,7 @@ static void anchor_raw(struct tsc_fast_state *nf)
 	}
 }
 
-static void store(struct tsc_fast_state *f, const struct tsc_fast_state *nf)
+static void store_fast(struct tsc_fast_state *f, const struct tsc_fast_state *nf)
 {
 	__atomic_store_n(&f->mode, nf->mode, __ATOMIC_RELAXED);
 	__atomic_store_n(&f->shift, nf->shift, __ATOMIC_RELAXED);
@@ -129,19 +129,17 @@ static void store(struct tsc_fast_state *f, const struct tsc_fast_state *nf)
 	__atomic_store_n(&f->clock, nf->clock, __ATOMIC_RELAXED);
 }
 
-/* Both copies become nf; a reader always finds one of them whole. */
-static void latch_write(struct tsc_fast *f, const struct tsc_fast_state *nf)
+/* The seqcount latch's writer sends readers to the other copy: turn
+ * (readers: copy 1), write copy 0, turn (readers: copy 0), write copy 1.
+ * A reader always finds one of them whole; copy 0 may be written again
+ * before the second turn.  Caller holds t->lock. */
+void tsc__latch_turn(uint32_t *seq)
 {
-	/* The last publish's s[1] before the bump that sends readers there
+	/* The copy written last before the bump that sends readers there
 	 * (the kernel's smp_wmb() before the increment). */
 	__atomic_thread_fence(__ATOMIC_RELEASE);
-	__atomic_store_n(&f->seq, f->seq + 1, __ATOMIC_RELAXED);	/* readers: s[1] */
+	__atomic_store_n(seq, *seq + 1, __ATOMIC_RELAXED);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	store(&f->s[0], nf);
-	__atomic_thread_fence(__ATOMIC_RELEASE);
-	__atomic_store_n(&f->seq, f->seq + 1, __ATOMIC_RELAXED);	/* readers: s[0] */
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	store(&f->s[1], nf);
 }
 
 static void fill_info(struct tsc *t, const struct decision *d)
@@ -197,7 +195,10 @@ int tsc__publish(struct tsc *t, const struct decision *d)
 	else
 		continue_from(t, f, &nf, f->mode != TSC_MODE_TSC ||
 			      tsc__rdtsc_allowed(t, &t->df));
-	latch_write(&t->fast, &nf);
+	tsc__latch_turn(&t->fast.seq);		/* readers: s[1] */
+	store_fast(&t->fast.s[0], &nf);
+	tsc__latch_turn(&t->fast.seq);		/* readers: s[0] */
+	store_fast(&t->fast.s[1], &nf);
 
 	fill_info(t, d);
 	if (!first) {

@@ -1,14 +1,31 @@
 // SPDX-License-Identifier: MIT OR LGPL-2.1
 /*
- * Mapping library ns to the kernel's clocks.  Each anchor pairs a library
- * reading with the clock, taken from the narrowest of a few brackets.
- * Between anchors the mapping extrapolates with the rate measured from
- * the previous anchor, so an NTP frequency correction (up to 500 ppm)
- * does not become an error that grows for a whole second.  A clock step
- * (settimeofday, leap) restarts the rate.
+ * Mapping library ns to the kernel's clocks, piece by piece.  Each anchor
+ * (once a second) reads every clock against library ns and starts a new
+ * segment a little ahead of now, at T: it begins where the old one is at
+ * T, so the mapping never jumps, and its rate is the kernel's (measured
+ * between anchors; MONOTONIC also follows adjtimex()'s frequency at once)
+ * plus a slew that absorbs the error over the next second, at most
+ * 500 ppm like adjtime(); a larger error takes longer.  The exceptions:
+ * REALTIME and TAI step when the kernel stepped them (ahead only up to
+ * the mapping: from there they slew), BOOTTIME jumps forward when the
+ * kernel's did (resume), any but REALTIME and TAI jumps forward when
+ * more than 1 ms behind, and stands still when more than 1 ms ahead
+ * (the TSC ran through a suspend) until the kernel's clock is there.
+ * Nothing else steps, and only REALTIME and TAI go back.  A rate is not
+ * measured across a resume (BOOTTIME moved from MONOTONIC).
+ *
+ * Readers use a seqcount latch (two copies, see tsc.h), so they never
+ * wait for the writer.  A copy holds the segment before T too: a reader
+ * still on the old copy maps every ns below T exactly as the new one
+ * does.  The writer checks that T is still ahead before it sends readers
+ * to the new copy, and again after; if it stalled past T, it starts the
+ * segments again further on, from no lower than any reader can have seen.
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <sys/timex.h>
+#include <unistd.h>
 
 #include "internal.h"
 
@@ -16,79 +33,384 @@ static const clockid_t wall_clk[W_NR] = {
 	CLOCK_MONOTONIC_RAW, CLOCK_MONOTONIC, CLOCK_REALTIME, CLOCK_BOOTTIME, CLOCK_TAI,
 };
 
-#define MAX_ADJ ((int64_t)(1000ll << 32) / 1000000)	/* 1000 ppm */
+#define AHEAD_NS	50000ull	/* a new segment starts this far ahead */
+#define SKEW_NS		1000ull		/* TSCs of CPUs agree within this (publish.c) */
+#define INTERVAL_NS	1000000000ll	/* the next anchor is due after this */
+#define SPAN_NS		100000000ull	/* rates are measured over at least this */
+#define MAX_SLEW	((1ll << 32) / 2000)	/* 500 ppm */
+#define MAX_RATE	((1ll << 32) / 10)	/* 10%: as far as tick can set the kernel's */
+#define JUMP_NS		1000000ll	/* behind by more: jump forward */
+#define STEP_NS		20000ll		/* an offset moved by more: the kernel stepped it */
 
-static int64_t extrapolate(const struct wall_anchor *a, uint64_t ns)
+static int64_t clamp(int64_t v, int64_t lim)
 {
-	int64_t d = (int64_t)(ns - a->l0);
-
-	return (int64_t)a->c0 + d + (int64_t)(((__int128)d * a->adj) >> 32);
+	return v > lim ? lim : v < -lim ? -lim : v;
 }
 
-static void measure(struct tsc *t, clockid_t clk, uint64_t *l, uint64_t *c)
+/* The segment at ns; never decreasing in ns, as 2^32 + rate + slew >= 0.
+ * The slew runs from s for len only: before s, the rate alone. */
+static uint64_t seg_at(const struct wall_seg *g, uint64_t ns)
 {
-	uint64_t best = UINT64_MAX, l0, l1, cn;
+	int64_t d = (int64_t)(ns - g->s);
+	int64_t ds = d < 0 ? 0 : d < (int64_t)g->len ? d : (int64_t)g->len;
+	__int128 r = (__int128)d * g->rate + (__int128)ds * g->slew;
+
+	return g->b + (uint64_t)d + (uint64_t)(int64_t)(r >> 32);
+}
+
+static uint64_t map_at(const struct wall_map *m, uint64_t ns)
+{
+	uint64_t v;
+
+	if (ns >= m->cur.s)
+		return seg_at(&m->cur, ns);
+	v = seg_at(&m->prev, ns);
+	return ns >= m->floor_from && v < m->floor ? m->floor : v;
+}
+
+/* --- readers: lock-free (retry only if the writer published meanwhile),
+ * async-signal-safe, no system call */
+
+static void load_seg(struct wall_seg *d, const struct wall_seg *g)
+{
+	d->s = __atomic_load_n(&g->s, __ATOMIC_RELAXED);
+	d->b = __atomic_load_n(&g->b, __ATOMIC_RELAXED);
+	d->len = __atomic_load_n(&g->len, __ATOMIC_RELAXED);
+	d->rate = __atomic_load_n(&g->rate, __ATOMIC_RELAXED);
+	d->slew = __atomic_load_n(&g->slew, __ATOMIC_RELAXED);
+}
+
+/* Clock i at *ns; with now, *ns is read in the same pass as the copy, so
+ * that it is never below where that copy's last segment began. */
+static int wall_read(struct tsc *t, int i, bool now, uint64_t *ns, uint64_t *out)
+{
+	const struct wall_copy *c;
+	struct wall_map m;
+	uint32_t seq, valid;
+
+	do {
+		seq = __atomic_load_n(&t->wall.seq, __ATOMIC_ACQUIRE);
+		c = &t->wall.c[seq & 1];
+		if (now)
+			*ns = tsc_now_ns_ordered(t);
+		valid = __atomic_load_n(&c->valid, __ATOMIC_RELAXED);
+		load_seg(&m.prev, &c->m[i].prev);
+		load_seg(&m.cur, &c->m[i].cur);
+		m.floor = __atomic_load_n(&c->m[i].floor, __ATOMIC_RELAXED);
+		m.floor_from = __atomic_load_n(&c->m[i].floor_from, __ATOMIC_RELAXED);
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	} while (__atomic_load_n(&t->wall.seq, __ATOMIC_RELAXED) != seq);
+	if (!valid)
+		return tsc__set_errno(-EAGAIN);
+	*out = map_at(&m, *ns);
+	return 0;
+}
+
+/* --- the writer, under t->lock */
+
+static void store_seg(struct wall_seg *d, const struct wall_seg *g)
+{
+	__atomic_store_n(&d->s, g->s, __ATOMIC_RELAXED);
+	__atomic_store_n(&d->b, g->b, __ATOMIC_RELAXED);
+	__atomic_store_n(&d->len, g->len, __ATOMIC_RELAXED);
+	__atomic_store_n(&d->rate, g->rate, __ATOMIC_RELAXED);
+	__atomic_store_n(&d->slew, g->slew, __ATOMIC_RELAXED);
+}
+
+static void store_copy(struct wall_copy *d, const struct wall_copy *n)
+{
 	int i;
 
+	__atomic_store_n(&d->valid, n->valid, __ATOMIC_RELAXED);
+	for (i = 0; i < W_NR; i++) {
+		store_seg(&d->m[i].prev, &n->m[i].prev);
+		store_seg(&d->m[i].cur, &n->m[i].cur);
+		__atomic_store_n(&d->m[i].floor, n->m[i].floor, __ATOMIC_RELAXED);
+		__atomic_store_n(&d->m[i].floor_from, n->m[i].floor_from, __ATOMIC_RELAXED);
+	}
+}
+
+/* The writer's clock, once readers of the next copy cannot be below
+ * where the current one's segments begin: re-anchored within 50 us, so
+ * a sleep of at most 51 us (plus the scheduler's slack), again if a
+ * signal cut it short, 100 rounds at most.  False if library ns are further below, or do
+ * not get there: they went back, and the mapping starts anew. */
+static bool writer_now(struct tsc *t, uint64_t *now)
+{
+	uint64_t gap;
+	int n;
+
+	for (n = 0; (*now = t->wall_now(t)) < t->wall_T + SKEW_NS; n++) {
+		struct timespec ts;
+
+		gap = t->wall_T + SKEW_NS - *now;
+		if (gap > AHEAD_NS + SKEW_NS || n == 100)
+			return false;
+		ts.tv_sec = (time_t)(gap / 1000000000);
+		ts.tv_nsec = (long)(gap % 1000000000);
+		nanosleep(&ts, NULL);
+	}
+	return true;
+}
+
+/* RAW's and MONOTONIC's rates against library ns, measured from the last
+ * anchor at least 100 ms back; MONOTONIC's also moves with adjtimex()'s
+ * frequency at once, and starts from it. */
+static void rates(struct tsc *t, const struct wall_sample *x, bool first, bool resumed)
+{
+	int64_t dfreq = x->freq_ok && t->wfreq_ok ? x->freq - t->wfreq : 0;
+	int i;
+
+	for (i = W_RAW; i <= W_MONO; i++) {
+		struct wall_track *w = &t->wt[i];
+		uint64_t span = x->l[i] - w->l;
+
+		if (first) {
+			w->rate = i == W_MONO && x->freq_ok ? x->freq : 0;
+		} else if (resumed) {
+			/* The span holds a suspend: keep the rate, measure anew. */
+			if (i == W_MONO)
+				w->rate += dfreq;
+		} else if (i == W_MONO && x->freq_ok && t->wfreq_ok && x->freq != w->freq) {
+			/* The frequency changed within the span, which measures
+			 * part of the change: the rate before, plus the change. */
+			w->rate += dfreq;
+		} else if (x->l[i] > w->l && span >= SPAN_NS) {
+			int64_t dc = (int64_t)(x->c[i] - w->c) - (int64_t)span;
+
+			w->rate = (int64_t)((__int128)dc * (1ll << 32) / (int64_t)span);
+		} else {
+			if (i == W_MONO)
+				w->rate += dfreq;
+			continue;	/* too close: measure from the same anchor next time */
+		}
+		w->rate = clamp(w->rate, MAX_RATE);
+		w->l = x->l[i];
+		w->c = x->c[i];
+		w->freq = x->freq;
+	}
+	t->wfreq = x->freq;
+	t->wfreq_ok = x->freq_ok;
+}
+
+/* The kernel's clock i at ns, extrapolated from the sample. */
+static uint64_t kernel_at(const struct tsc *t, const struct wall_sample *x, int i, uint64_t ns)
+{
+	struct wall_seg g = { .s = x->l[i], .b = x->c[i],
+			      .rate = t->wt[i == W_RAW ? W_RAW : W_MONO].rate };
+
+	return seg_at(&g, ns);
+}
+
+/* REALTIME, BOOTTIME and TAI are MONOTONIC plus an offset that the kernel
+ * changes only by a step (clock_settime(), a leap second, ADJ_TAI, sleep
+ * time at resume).  Did it move by more than the readings can be off? */
+static int stepped(struct tsc *t, const struct wall_sample *x, int i, bool first)
+{
+	struct wall_track *w = &t->wt[i];
+	int64_t off = (int64_t)(x->c[i] - kernel_at(t, x, W_MONO, x->l[i]));
+	uint64_t width = x->w[i] + x->w[W_MONO];
+	int64_t moved = off - w->off;
+	bool step = !first && llabs(moved) > STEP_NS + (int64_t)(width + w->w);
+
+	w->off = off;
+	w->w = width;
+	if (!step || (i == W_BOOT && moved < 0))	/* BOOTTIME only jumps ahead */
+		return 0;
+	return moved > 0 ? 1 : -1;
+}
+
+/* Did BOOTTIME move ahead of MONOTONIC since the last anchor (a resume)? */
+static bool resumed(const struct tsc *t, const struct wall_sample *x)
+{
+	const struct wall_track *w = &t->wt[W_BOOT];
+	int64_t off = (int64_t)(x->c[W_BOOT] - x->c[W_MONO]) -
+		      (int64_t)(x->l[W_BOOT] - x->l[W_MONO]);
+
+	return off - w->off > STEP_NS + (int64_t)(x->w[W_BOOT] + x->w[W_MONO] + w->w);
+}
+
+/* The next segment of clock i from T: continue from the mapping, slewing
+ * toward the kernel's clock, or step. */
+static void plan(struct tsc *t, const struct wall_sample *x, int i, uint64_t T,
+		 int step, struct wall_map *m)
+{
+	struct wall_seg g = { .s = T, .rate = t->wt[i == W_RAW ? W_RAW : W_MONO].rate };
+	uint64_t k = kernel_at(t, x, i, T), f = map_at(m, T);
+	int64_t e = (int64_t)(k - f);
+
+	if (i == W_MONO)
+		t->info.wall_error_ns = e;
+	t->wt[i].back = false;
+	if (step || (e > JUMP_NS && i != W_REAL && i != W_TAI)) {
+		t->info.clock_steps++;
+		t->info.last_clock_step_ns = e;
+	}
+	if (step < 0 || (e > 0 && (step > 0 || (e > JUMP_NS && i != W_REAL && i != W_TAI)))) {
+		/* Only a step back (clock_settime()) goes back; a step ahead
+		 * (a resume) leaves a mapping already there to slew. */
+		g.b = k;
+		t->wt[i].back = e < 0;
+	} else if (e < -JUMP_NS && i != W_REAL && i != W_TAI) {
+		/* Ahead by more (the TSC ran through a suspend): stand still
+		 * until the kernel's clock is there, then go on at its rate. */
+		g.b = f;
+		g.slew = -((1ll << 32) + g.rate);
+		g.len = (uint64_t)((__int128)-e * (1ll << 32) / ((1ll << 32) + g.rate));
+	} else {
+		g.b = f;
+		g.slew = clamp((int64_t)((__int128)e * (1ll << 32) / INTERVAL_NS), MAX_SLEW);
+		if (g.slew)
+			g.len = (uint64_t)((__int128)e * (1ll << 32) / g.slew);
+	}
+	m->prev = m->cur;
+	m->cur = g;
+	m->floor = 0;
+}
+
+/* The first anchor: each clock's mapping starts at its reading. */
+static void start(struct tsc *t, const struct wall_sample *x, struct wall_map *m, int i)
+{
+	struct wall_seg g = { .s = x->l[i], .b = x->c[i],
+			      .rate = t->wt[i == W_RAW ? W_RAW : W_MONO].rate };
+
+	m->prev = m->cur = g;
+	m->floor = 0;
+}
+
+/* Readers of the copies replaced in this anchor map ns up to the writer's
+ * now (+ skew).  If that reached T, where their mappings and the new one
+ * part, start the new segments further on, from no lower than any of
+ * them there (unless the kernel set the clock back), hold the new copy
+ * at that from the first T, from (below it, every copy agrees), until
+ * then, and say so. */
+static bool behind(struct tsc *t, const struct wall_copy *old, struct wall_copy *n,
+		   uint64_t from)
+{
+	uint64_t now = t->wall_now(t), at = now + SKEW_NS, hi, T;
+	int i;
+
+	if (at < t->wall_T)
+		return false;
+	T = now + AHEAD_NS;
+	for (i = 0; i < W_NR; i++) {
+		struct wall_map *m = &n->m[i];
+		uint64_t done = T - m->cur.s;
+
+		hi = map_at(m, at);
+		if (!t->wt[i].back && map_at(&old->m[i], at) > hi)
+			hi = map_at(&old->m[i], at);
+		if (t->wt[i].back)
+			hi = 0;
+		m->cur.b = seg_at(&m->cur, T) > hi ? seg_at(&m->cur, T) : hi;
+		if (!t->wt[i].back && seg_at(&m->prev, T) > m->cur.b)
+			m->cur.b = seg_at(&m->prev, T);
+		m->cur.len = m->cur.len > done ? m->cur.len - done : 0;
+		m->cur.s = T;
+		m->floor = hi;
+		m->floor_from = from;
+	}
+	t->wall_T = T;
+	return true;
+}
+
+/* Publish n in place of old, whose readers may be anywhere below the
+ * writer's clock.  While they are sent to the old copy, n is rewritten
+ * for as long as the writer finds it stalled past n's T; then readers
+ * are sent to n.  A stall after that last look is caught afterwards:
+ * each later copy starts further on, from no lower than the copies
+ * before it handed out.  With old NULL (a mapping that starts anew),
+ * nothing to catch. */
+static void publish(struct tsc *t, const struct wall_copy *old, struct wall_copy *n)
+{
+	uint64_t from = t->wall_T;
+	bool again;
+
+	do {
+		tsc__latch_turn(&t->wall.seq);		/* readers: c[1] */
+		do
+			store_copy(&t->wall.c[0], n);
+		while (old && behind(t, old, n, from));
+		tsc__latch_turn(&t->wall.seq);		/* readers: c[0] */
+		store_copy(&t->wall.c[1], n);
+		again = old && behind(t, old, n, from);
+	} while (again);
+}
+
+int tsc__wall_anchor(struct tsc *t, const struct wall_sample *x)
+{
+	struct wall_copy old = t->wall.c[t->wall.seq & 1], n = old;
+	bool first = !old.valid;
+	uint64_t T;
+	int i;
+
+	if (!writer_now(t, &T)) {
+		first = true;		/* library ns went back: start anew */
+		t->wall_T = 0;
+		t->info.clock_steps++;
+	}
+	T += AHEAD_NS;
+	rates(t, x, first, !first && resumed(t, x));
+	for (i = 0; i < W_NR; i++) {
+		int step = i >= W_REAL ? stepped(t, x, i, first) : 0;
+
+		if (first)
+			start(t, x, &n.m[i], i);
+		else
+			plan(t, x, i, T, step, &n.m[i]);
+	}
+	n.valid = 1;
+	if (!first)
+		t->wall_T = T;
+	publish(t, first ? NULL : &old, &n);
+	t->info.anchors++;
+	return 0;
+}
+
+static void measure(struct tsc *t, clockid_t clk, uint64_t *l, uint64_t *c, uint64_t *w)
+{
+	uint64_t l0, l1, cn;
+	int i;
+
+	*w = UINT64_MAX;
 	for (i = 0; i < 5; i++) {
 		l0 = tsc_now_ns_ordered(t);
 		cn = tsc__clock_ns(clk);
 		l1 = tsc_now_ns_ordered(t);
-		if (l1 >= l0 && l1 - l0 < best) {
-			best = l1 - l0;
+		if (l1 >= l0 && l1 - l0 < *w) {
+			*w = l1 - l0;
 			*l = l0 + (l1 - l0) / 2;
 			*c = cn;
 		}
 	}
 }
 
-/* Field by field with atomics: tsc_ns_to_clock() may be reading them. */
-static void store(struct wall_anchor *w, const struct wall_anchor *a)
+/* adjtimex()'s frequency and tick as a rate in 2^-32 units: MONOTONIC's
+ * rate against CLOCK_MONOTONIC_RAW, but for the offset being slewed. */
+static bool ntp_freq(int64_t *rate)
 {
-	__atomic_store_n(&w->valid, a->valid, __ATOMIC_RELAXED);
-	__atomic_store_n(&w->l0, a->l0, __ATOMIC_RELAXED);
-	__atomic_store_n(&w->c0, a->c0, __ATOMIC_RELAXED);
-	__atomic_store_n(&w->adj, a->adj, __ATOMIC_RELAXED);
+	struct timex tx = { .modes = 0 };
+	int64_t hz = sysconf(_SC_CLK_TCK), usec = 1000000 / (hz > 0 ? hz : 100);
+
+	if (adjtimex(&tx) < 0)
+		return false;
+	*rate = (int64_t)tx.freq * 65536 / 1000000 +
+		(int64_t)((__int128)(tx.tick - usec) * (1ll << 32) / usec);
+	return true;
 }
 
-/* Caller holds t->lock. */
 int tsc__reanchor(struct tsc *t)
 {
-	struct wall_anchor nw[W_NR];
+	struct wall_sample x = { .freq_ok = false };
 	int i;
 
-	for (i = 0; i < W_NR; i++) {
-		const struct wall_anchor *o = &t->w[i];
-		struct wall_anchor *a = &nw[i];
-		uint64_t span;
-
-		measure(t, wall_clk[i], &a->l0, &a->c0);
-		a->valid = true;
-		a->adj = o->valid ? o->adj : 0;
-		span = a->l0 - o->l0;
-		if (!o->valid || a->l0 <= o->l0)
-			continue;
-		if (llabs(extrapolate(o, a->l0) - (int64_t)a->c0) > 1000000) {
-			a->adj = 0;	/* stepped: the old rate means nothing */
-		} else if (span >= 100000000) {
-			int64_t dc = (int64_t)(a->c0 - o->c0) - (int64_t)span;
-
-			a->adj = (int64_t)((__int128)dc * (1ll << 32) / (int64_t)span);
-			if (a->adj > MAX_ADJ)
-				a->adj = MAX_ADJ;
-			if (a->adj < -MAX_ADJ)
-				a->adj = -MAX_ADJ;
-		}
-	}
-	__atomic_store_n(&t->wseq, t->wseq + 1, __ATOMIC_RELAXED);
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	for (i = 0; i < W_NR; i++)
-		store(&t->w[i], &nw[i]);
-	__atomic_store_n(&t->wseq, t->wseq + 1, __ATOMIC_RELEASE);
+		measure(t, wall_clk[i], &x.l[i], &x.c[i], &x.w[i]);
+	x.freq_ok = ntp_freq(&x.freq);
+	tsc__wall_anchor(t, &x);
 	t->last_anchor_raw = tsc__mono_raw();
-	t->scale_offset = (int64_t)(nw[W_RAW].l0 - nw[W_RAW].c0);
+	t->scale_offset = (int64_t)(x.l[W_RAW] - x.c[W_RAW]);
 	t->info.scale_offset_ns = t->scale_offset;
-	t->info.anchors++;
 	return 0;
 }
 
@@ -104,35 +426,30 @@ TSC_API int tsc_reanchor(struct tsc *t)
 	return err;
 }
 
-TSC_API int tsc_ns_to_clock(struct tsc *t, uint64_t ns, clockid_t clk, uint64_t *out)
+static int clock_index(clockid_t clk)
 {
-	struct wall_anchor a;
-	uint32_t seq;
 	int i;
 
-	if (!t || !out)
-		return tsc__set_errno(-EINVAL);
 	for (i = 0; i < W_NR && wall_clk[i] != clk; i++)
 		;
-	if (i == W_NR)
+	return i;
+}
+
+TSC_API int tsc_ns_to_clock(struct tsc *t, uint64_t ns, clockid_t clk, uint64_t *out)
+{
+	int i = clock_index(clk);
+
+	if (!t || !out || i == W_NR)
 		return tsc__set_errno(-EINVAL);
-	do {
-		seq = __atomic_load_n(&t->wseq, __ATOMIC_ACQUIRE);
-		a.valid = __atomic_load_n(&t->w[i].valid, __ATOMIC_RELAXED);
-		a.l0 = __atomic_load_n(&t->w[i].l0, __ATOMIC_RELAXED);
-		a.c0 = __atomic_load_n(&t->w[i].c0, __ATOMIC_RELAXED);
-		a.adj = __atomic_load_n(&t->w[i].adj, __ATOMIC_RELAXED);
-		__atomic_thread_fence(__ATOMIC_ACQUIRE);
-	} while ((seq & 1) || __atomic_load_n(&t->wseq, __ATOMIC_RELAXED) != seq);
-	if (!a.valid)
-		return tsc__set_errno(-EAGAIN);
-	*out = (uint64_t)extrapolate(&a, ns);
-	return 0;
+	return wall_read(t, i, false, &ns, out);
 }
 
 TSC_API int tsc_clock_gettime(struct tsc *t, clockid_t clk, uint64_t *out)
 {
-	if (!t)
+	int i = clock_index(clk);
+	uint64_t ns;
+
+	if (!t || !out || i == W_NR)
 		return tsc__set_errno(-EINVAL);
-	return tsc_ns_to_clock(t, tsc_now_ns(t), clk, out);
+	return wall_read(t, i, true, &ns, out);
 }

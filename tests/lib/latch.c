@@ -7,7 +7,6 @@
  * interrupted the writer.  Runs in a child, killed after 60 s.
  */
 #include <signal.h>
-#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -31,22 +30,16 @@ static void on_alarm(int sig)
 
 static int child(const char *root)
 {
-	struct itimerval it = { { 0, 20 }, { 0, 20 } };
-	struct sigaction sa = { .sa_handler = on_alarm };
 	int k;
 
-	TSC_OPTS(o, .sysroot = root, .no_watcher = true);
-	h = tsc_open(&o);
+	h = t_open_alarmed(root, on_alarm);
 	if (!h)
 		return 1;
-	sigaction(SIGALRM, &sa, NULL);
-	setitimer(ITIMER_REAL, &it, NULL);
 	for (k = 0; k < 3000; k++) {
 		t_write(root, STABLE, k & 1 ? "1\n" : "0\n");
 		tsc_process_events(h);
 	}
-	it.it_value.tv_usec = it.it_interval.tv_usec = 0;
-	setitimer(ITIMER_REAL, &it, NULL);
+	t_alarm_stop();
 	printf("# figure: %d reads in a signal handler during 3000 switches, %d went back\n",
 	       (int)reads, (int)back);
 	fflush(stdout);
@@ -55,26 +48,7 @@ static int child(const char *root)
 
 int main(void)
 {
-	char root[] = "/tmp/tsc-latch-XXXXXX";
-	int st = 0, k;
-	pid_t pid;
-
-	if (!mkdtemp(root))
-		SKIP("mkdtemp: %s", strerror(errno));
-	t_mkroot(root, t_host_khz());
-	fflush(stdout);
-	pid = fork();
-	if (pid == 0)
-		_exit(child(root));
-	for (k = 0; k < 600 && waitpid(pid, &st, WNOHANG) == 0; k++)
-		t_sleep_ms(100);
-	if (k == 600) {
-		kill(pid, SIGKILL);
-		waitpid(pid, &st, 0);
-		FAIL("a read in a signal handler hung while the same thread published");
-	} else {
-		CHECK(WIFEXITED(st) && !WEXITSTATUS(st), "child failed (status %#x)", st);
-	}
-	t_rmroot(root);
+	t_child_in_root("latch", child, 60,
+			"a read in a signal handler hung while the same thread published");
 	DONE();
 }

@@ -11,8 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 #include <tsc.h>
 
 static int t_failed;
@@ -147,6 +149,25 @@ static inline int t_wait_deadline(pid_t pid, int secs)
 	return 128 + SIGKILL;
 }
 
+/* Run fn(arg) in a child: fail, saying hang, if it has not ended after
+ * s seconds (it is then described and killed), or if it failed. */
+static inline void t_child(int (*fn)(const char *), const char *arg, int s,
+			   const char *hang)
+{
+	pid_t pid;
+	int r;
+
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0)
+		_exit(fn(arg));
+	r = t_wait_deadline(pid, s);
+	if (r == 128 + SIGKILL)
+		FAIL("%s", hang);
+	else
+		CHECK(r == 0, "child failed (status %d)", r);
+}
+
 /* Does any reason's text contain s? */
 static inline bool t_reason(struct tsc *t, const char *s)
 {
@@ -270,6 +291,45 @@ static inline uint64_t t_host_khz(void)
 /* A handle that uses the TSC: the live one where the kernel lets it,
  * else one on a made-up sysroot that trusts this machine's TSC (root
  * names it, for t_rmroot; "" for the live one). */
+/* A handle on root without a watcher, and SIGALRM to fn every 20 us from
+ * now (t_alarm_stop() ends it). */
+static inline struct tsc *t_open_alarmed(const char *root, void (*fn)(int))
+{
+	struct itimerval it = { { 0, 20 }, { 0, 20 } };
+	struct sigaction sa = { .sa_handler = fn };
+	struct tsc *t;
+
+	TSC_OPTS(o, .sysroot = root, .no_watcher = true);
+	t = tsc_open(&o);
+	if (!t)
+		return NULL;
+	sigaction(SIGALRM, &sa, NULL);
+	setitimer(ITIMER_REAL, &it, NULL);
+	return t;
+}
+
+static inline void t_alarm_stop(void)
+{
+	struct itimerval it = { { 0, 0 }, { 0, 0 } };
+
+	setitimer(ITIMER_REAL, &it, NULL);
+}
+
+/* fn(root) in a child (t_child()), root a made-up sysfs at the host's
+ * kHz in a fresh /tmp/tsc-NAME-XXXXXX, removed after. */
+static inline void t_child_in_root(const char *name, int (*fn)(const char *), int s,
+				   const char *what)
+{
+	char root[64];
+
+	snprintf(root, sizeof(root), "/tmp/tsc-%s-XXXXXX", name);
+	if (!mkdtemp(root))
+		SKIP("mkdtemp: %s", strerror(errno));
+	t_mkroot(root, t_host_khz());
+	t_child(fn, root, s, what);
+	t_rmroot(root);
+}
+
 static inline struct tsc *t_open_tsc(char root[64], bool watcher)
 {
 	struct tsc *t;
