@@ -32,7 +32,7 @@ static int child(const char *root)
 {
 	int k;
 
-	h = t_open_alarmed(root, on_alarm);
+	t_open_alarmed(root, on_alarm, &h);
 	if (!h)
 		return 1;
 	for (k = 0; k < 3000; k++) {

@@ -291,9 +291,9 @@ static inline uint64_t t_host_khz(void)
 /* A handle that uses the TSC: the live one where the kernel lets it,
  * else one on a made-up sysroot that trusts this machine's TSC (root
  * names it, for t_rmroot; "" for the live one). */
-/* A handle on root without a watcher, and SIGALRM to fn every 20 us from
- * now (t_alarm_stop() ends it). */
-static inline struct tsc *t_open_alarmed(const char *root, void (*fn)(int))
+/* A handle on root without a watcher, stored in *hp, and SIGALRM to fn
+ * every 20 us from then on (t_alarm_stop() ends it). */
+static inline struct tsc *t_open_alarmed(const char *root, void (*fn)(int), struct tsc **hp)
 {
 	struct itimerval it = { { 0, 20 }, { 0, 20 } };
 	struct sigaction sa = { .sa_handler = fn };
@@ -303,6 +303,7 @@ static inline struct tsc *t_open_alarmed(const char *root, void (*fn)(int))
 	t = tsc_open(&o);
 	if (!t)
 		return NULL;
+	*hp = t;	/* before the first alarm: fn reads it */
 	sigaction(SIGALRM, &sa, NULL);
 	setitimer(ITIMER_REAL, &it, NULL);
 	return t;

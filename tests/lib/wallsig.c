@@ -34,7 +34,7 @@ static int child(const char *root)
 	uint64_t end;
 	int n = 0;
 
-	h = t_open_alarmed(root, on_alarm);
+	t_open_alarmed(root, on_alarm, &h);
 	if (!h)
 		return 1;
 	end = t_clock(CLOCK_MONOTONIC) + 2000000000ull;
