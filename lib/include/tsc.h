@@ -129,6 +129,10 @@ struct tsc_opts {
 	size_t watcher_cpus_size;
 	int watcher_policy;
 	int watcher_priority;
+	/* Read every fact, also those that better ones make moot
+	 * (/proc/cpuinfo, /proc/cmdline, perf, ...), for a full report as
+	 * tscinfo gives; costs tsc_open() system calls.  Since 0.4.0. */
+	bool all_facts;
 };
 
 /* Declare zero-filled options: TSC_OPTS(o, .sysroot = "dump"); */
@@ -187,8 +191,9 @@ struct tsc_info {
 	uint32_t shift;
 	uint64_t khz;		/* TSC frequency in kHz, 0 if unknown */
 	enum tsc_src khz_src;
-	uint64_t err_ppb;	/* error bound of the factors (calibration), ppb */
-	uint64_t calib_ns;	/* how long the calibration took, 0 if none */
+	uint64_t err_ppb;	/* error bound of the factors (calibration), ppb;
+				 * while calibrating, the bound so far */
+	uint64_t calib_ns;	/* the interval the calibration spans, 0 if none */
 	clockid_t fallback_clock;
 	char clocksource[32];	/* current_clocksource, "" if unknown */
 	uint64_t decisions;	/* re-decisions made (open counts as one) */
@@ -206,6 +211,7 @@ struct tsc_info {
 	int64_t last_clock_step_ns;	/* the last one's size */
 	int64_t wall_error_ns;	/* CLOCK_MONOTONIC minus its mapping at the
 				 * last anchor, which slewing then absorbs */
+	uint64_t refinements;	/* calibration refinements, each a slew */
 };
 /* Copy at most sz bytes of the current info and zero the rest of sz;
  * returns how many bytes this library filled (its struct's size, or sz

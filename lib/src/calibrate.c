@@ -4,24 +4,22 @@
  * clock_gettime() between two ordered TSC reads; the clock was read
  * somewhere inside the bracket, so half its width bounds the error of
  * that sample.  The narrowest bracket of a burst is kept at the start;
- * at the end bursts repeat until the bound over the elapsed interval is
- * below 1 ppm or the time is up.
+ * later bursts measure the rate over the whole interval since, so the
+ * bound falls as 1/t: under 1 ppm within tens of ms where a bracket is
+ * tens of ns wide, and on from there as the watcher refines it.
  */
 #include <errno.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "internal.h"
-
-struct bracket {
-	uint64_t t0, t1, ns;
-};
 
 static void best(struct bracket *b, int n)
 {
 	struct bracket s;
 	int i;
 
-	b->t1 = b->t0 = 0;
+	*b = (struct bracket){ 0 };
 	for (i = 0; i < n; i++) {
 		s.t0 = tsc__rdtsc_lfence();
 		s.ns = tsc__mono_raw();
@@ -35,56 +33,84 @@ static void best(struct bracket *b, int n)
 
 #define PPB_GOAL 1000
 
-int tsc__calibrate(struct tsc *t, struct calib *c, uint64_t max_ns)
+/* The first bracket: the start of every later measurement. */
+void tsc__calib_begin(struct calib *c)
 {
-	struct bracket a = { 0 }, b = { 0 };
-	uint64_t start = tsc__mono_raw(), d, n, w, err_ppb = UINT64_MAX;
+	memset(c, 0, sizeof(*c));
+	c->done = true;
+	best(&c->a, 32);
+	c->start_ns = c->a.ns;
+	snprintf(c->why, sizeof(c->why), "calibration: started");
+}
+
+/* One more burst: the factors over the interval since the first
+ * bracket, kept if their bound is lower than the last one's.  Returns
+ * 1 if they improved, 0 if not, -EIO if TSC or clock did not advance,
+ * -ERANGE if the rate is implausible. */
+int tsc__calib_update(struct calib *c)
+{
+	const struct bracket *a = &c->a;
+	struct bracket b;
+	uint64_t d, n, w, err_ppb, khz;
 	unsigned __int128 m;
 
-	(void)t;
-	c->done = true;
-	c->ok = false;
-	best(&a, 32);
-	for (;;) {
-		best(&b, 8);
-		if (b.ns <= a.ns || b.t0 <= a.t1) {
-			if (tsc__mono_raw() - start >= max_ns) {
-				snprintf(c->why, sizeof(c->why),
-					 "calibration: TSC or clock did not advance");
-				return -EIO;
-			}
-			continue;
-		}
-		d = (b.t0 + (b.t1 - b.t0) / 2) - (a.t0 + (a.t1 - a.t0) / 2);
-		n = b.ns - a.ns;
-		w = (a.t1 - a.t0) / 2 + (b.t1 - b.t0) / 2 + 1;
-		err_ppb = (uint64_t)((unsigned __int128)w * 1000000000 / d);
-		if (n >= 2000000 && err_ppb <= PPB_GOAL)
-			break;
-		if (tsc__mono_raw() - start >= max_ns - max_ns / 20)
-			break;
-	}
-	c->took_ns = tsc__mono_raw() - start;
+	best(&b, 8);
+	if (b.ns <= a->ns || b.t0 <= a->t1)
+		return -EIO;
+	d = (b.t0 + (b.t1 - b.t0) / 2) - (a->t0 + (a->t1 - a->t0) / 2);
+	n = b.ns - a->ns;
+	w = (a->t1 - a->t0) / 2 + (b.t1 - b.t0) / 2 + 1;
+	err_ppb = (uint64_t)((unsigned __int128)w * 1000000000 / d);
 	/* ns per 2^32 ticks, as the kernel's vDSO factor is given. */
 	m = ((unsigned __int128)n << 32) / d;
-	c->f.khz = (uint64_t)((unsigned __int128)d * 1000000 / n);
-	if (c->f.khz < 1000 || c->f.khz > 100000000 || !m || m >> 63) {
-		snprintf(c->why, sizeof(c->why),
-			 "calibration: implausible %llu kHz",
-			 (unsigned long long)c->f.khz);
+	khz = (uint64_t)((unsigned __int128)d * 1000000 / n);
+	if (khz < 1000 || khz > 100000000 || !m || m >> 63) {
+		snprintf(c->why, sizeof(c->why), "calibration: implausible %llu kHz",
+			 (unsigned long long)khz);
 		return -ERANGE;
 	}
-	c->f.src = TSC_SRC_CALIBRATION;
-	c->f.mult = (uint64_t)m;
-	c->f.shift = 32;
-	c->f.err_ppb = err_ppb;
-	c->ok = true;
+	if (c->f.src && err_ppb >= c->f.err_ppb)
+		return 0;
+	c->f = (struct factors){ TSC_SRC_CALIBRATION, (uint64_t)m, 32, khz, err_ppb };
+	c->took_ns = n;
+	c->ok = c->ok || err_ppb <= PPB_GOAL;
 	snprintf(c->why, sizeof(c->why),
-		 "calibration: %llu kHz in %llu us, error bound %llu.%03llu ppm%s",
-		 (unsigned long long)c->f.khz,
-		 (unsigned long long)c->took_ns / 1000,
-		 (unsigned long long)err_ppb / 1000,
-		 (unsigned long long)err_ppb % 1000,
-		 err_ppb <= PPB_GOAL ? "" : " (goal 1 ppm not reached)");
-	return 0;
+		 "calibration: %llu kHz over %llu us, error bound %llu.%03llu ppm%s",
+		 (unsigned long long)khz, (unsigned long long)n / 1000,
+		 (unsigned long long)err_ppb / 1000, (unsigned long long)err_ppb % 1000,
+		 c->ok ? "" : " (used from 1 ppm on)");
+	return 1;
+}
+
+/* Begun if not yet, then on until the bound is 1 ppm or max_ns after
+ * the start (at least one more burst). */
+int tsc__calibrate(struct calib *c, uint64_t max_ns)
+{
+	if (!c->done)
+		tsc__calib_begin(c);
+	for (;;) {
+		if (tsc__calib_update(c) == -ERANGE)
+			return -ERANGE;
+		if (c->ok && c->took_ns >= 2000000)
+			return 0;
+		if (tsc__mono_raw() - c->start_ns < max_ns)
+			continue;
+		if (!c->f.src) {
+			snprintf(c->why, sizeof(c->why),
+				 "calibration: TSC or clock did not advance");
+			return -EIO;
+		}
+		/* No one to take the TSC later: take it now, and say so. */
+		if (!c->ok) {
+			c->ok = true;
+			snprintf(c->why, sizeof(c->why),
+				 "calibration: %llu kHz over %llu us, error bound %llu.%03llu ppm "
+				 "(goal 1 ppm not reached in %llu ms)",
+				 (unsigned long long)c->f.khz, (unsigned long long)c->took_ns / 1000,
+				 (unsigned long long)c->f.err_ppb / 1000,
+				 (unsigned long long)c->f.err_ppb % 1000,
+				 (unsigned long long)max_ns / 1000000);
+		}
+		return 0;
+	}
 }

@@ -48,6 +48,30 @@ static const char *err_text(int err)
 	return tsc__strerr(err);
 }
 
+/* With a watcher, tsc_open() only begins a calibration: the watcher,
+ * woken every 10 ms meanwhile, takes the TSC once the bound is 1 ppm,
+ * and goes on refining it once a second down to REFINE_PPB.  Without
+ * one, tsc_open() calibrates for up to 20 ms, and each
+ * tsc_process_events() refines. */
+#define REFINE_PPB 10
+
+static void calibrate(struct tsc *t)
+{
+	struct calib *c = &t->sf.calib;
+
+	if (!c->ok && (t->opts.no_watcher || t->watch_err))
+		tsc__calibrate(c, 20000000);
+	else if (!c->done)
+		tsc__calib_begin(c);
+	else if (!c->ok || c->f.err_ppb > REFINE_PPB)
+		tsc__calib_update(c);
+}
+
+bool tsc__calibrating(const struct tsc *t)
+{
+	return t->sf.calib.done && !t->sf.calib.ok;
+}
+
 /* The factors, best source first.  Returns false if there are none. */
 static bool pick(struct tsc *t, struct decision *d, bool may_calibrate)
 {
@@ -87,6 +111,8 @@ static bool pick(struct tsc *t, struct decision *d, bool may_calibrate)
 		     df->mult.err ? err_text(df->mult.err) : "ok",
 		     df->shift.err ? err_text(df->shift.err) : "ok");
 	}
+	if (!n || !tsc__lazy(t))
+		tsc__load_perf(t);
 	if (sf->perf_ok)
 		c[n++] = sf->perf;
 	NOTE("%s", sf->perf_why);
@@ -105,11 +131,13 @@ static bool pick(struct tsc *t, struct decision *d, bool may_calibrate)
 		else
 			NOTE("cpu0/tsc_freq_khz %llu: implausible, ignored",
 			     (unsigned long long)df->cpu0_khz.v);
-	} else if (df->cpu0_khz.err != -ENOENT) {
+	} else if (df->cpu0_khz.err != -ENOENT && df->cpu0_khz.err != TSC_NOT_READ) {
 		NOTE("cpu0/tsc_freq_khz: %s", err_text(df->cpu0_khz.err));
 	}
 	/* CPUID frequencies are what the kernel used only when it says it
 	 * knew the frequency (tsc_known_freq); otherwise they are hints. */
+	if ((sf->cpuid15_khz || sf->cpuid_hv_khz) && (!n || !tsc__lazy(t)))
+		tsc__load_cpuinfo(t);
 	if (sf->cpuid15_khz) {
 		NOTE("CPUID 0x15: %llu kHz", (unsigned long long)sf->cpuid15_khz);
 		if ((sf->cpuinfo & CI_KNOWN_FREQ) &&
@@ -130,8 +158,7 @@ static bool pick(struct tsc *t, struct decision *d, bool may_calibrate)
 		if (!may_calibrate) {
 			NOTE("no calibration: the TSC is not used, so no factors are needed");
 		} else {
-			if (!t->sf.calib.done)
-				tsc__calibrate(t, &t->sf.calib, 20000000);
+			calibrate(t);
 			NOTE("%s", t->sf.calib.why);
 			if (t->sf.calib.ok) {
 				if (t->opts.force_calibrate)
@@ -204,7 +231,9 @@ static bool kernel_offers_tsc(struct tsc *t, struct decision *d)
 	bool ok = true;
 	int i;
 
-	if (df->avail_err == -ENOENT)
+	if (!tsc__lazy(t) || !tsc__kernel_keeps_tsc(df))
+		tsc__load_cmdline(t);
+	if (df->avail_err == -ENOENT || df->avail_err == TSC_NOT_READ)
 		;
 	else if (df->avail_err)
 		NOTE("available_clocksource: %s", err_text(df->avail_err));
@@ -221,7 +250,7 @@ static bool kernel_offers_tsc(struct tsc *t, struct decision *d)
 	if (sf->cmdline.n > CMDLINE_MAX)
 		NOTE("kernel command line: %d more tsc= and clocksource= parameters",
 		     sf->cmdline.n - CMDLINE_MAX);
-	if (sf->cmdline_err && sf->cmdline_err != -ENOENT)
+	if (sf->cmdline_err && sf->cmdline_err != -ENOENT && sf->cmdline_err != TSC_NOT_READ)
 		NOTE("/proc/cmdline: %s", sf->cmdline_err == -EBADMSG ?
 		     "holds a NUL byte" : err_text(sf->cmdline_err));
 	return ok;
@@ -283,6 +312,8 @@ static bool kernel_trusts(struct tsc *t, struct decision *d)
 	}
 
 	inv = sf->cpuid_known ? sf->cpu_invariant : -1;
+	if (inv != 1 && !(tsc__lazy(t) && tsc__kernel_keeps_tsc(df)))
+		tsc__load_cpuinfo(t);
 	if (inv == 1)
 		OK("invariant TSC (CPUID 0x80000007 EDX bit 8): constant rate, runs in deep C-states");
 	else if (!sf->cpuinfo_err && (sf->cpuinfo & (CI_CONSTANT | CI_NONSTOP)) ==
@@ -318,7 +349,9 @@ void tsc__decide(struct tsc *t, struct decision *d)
 	 * would be used, or when asked for. */
 	need = ok && run && !t->opts.force_fallback;
 	ok &= pick(t, d, need || (run && t->opts.force_calibrate));
-	if (!d->f.src && need)
+	if (!d->f.src && need && tsc__calibrating(t))
+		BLOCK("calibrating: the TSC is used once the error bound is at most 1 ppm");
+	else if (!d->f.src && need)
 		BLOCK("no conversion factors: no kernel factors, no frequency, no calibration");
 	else if (!d->f.src)
 		NOTE("no conversion factors: none known, and none needed while the TSC is not used");

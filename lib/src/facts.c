@@ -1,6 +1,11 @@
 // SPDX-License-Identifier: MIT OR LGPL-2.1
 /* Gathering facts: once at open (CPU, vDSO, perf) and on every event
- * (the sysfs and procfs files that can change). */
+ * (the sysfs and procfs files that can change).  A live handle reads a
+ * fact only when the better ones do not already answer (tsc_open() in
+ * few system calls): /proc/cpuinfo when CPUID and the kernel do not,
+ * /proc/cmdline and available_clocksource to explain a kernel that does
+ * not trust the TSC, perf and cpu0/tsc_freq_khz when the kernel's own
+ * factors are missing.  A sysroot, or the all_facts option, reads all. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,13 +14,28 @@
 
 #include "internal.h"
 
+bool tsc__lazy(const struct tsc *t)
+{
+	return t->live && !t->opts.all_facts;
+}
+
+/* Through the watcher's open fd if it has one: one system call. */
+static int read_small(struct tsc *t, const char *path, char *b, size_t cap, size_t *len)
+{
+	int fd = tsc__watched_fd(t, path);
+
+	if (fd == -ENOENT)
+		return fd;
+	return fd >= 0 ? tsc__read_fd(fd, b, cap, len) : tsc__read(t->root, path, b, cap, len);
+}
+
 static void read_num(struct tsc *t, const char *path, struct num *n)
 {
 	char b[64];
 	size_t len;
 
 	n->v = 0;
-	n->err = tsc__read(t->root, path, b, sizeof(b), &len);
+	n->err = read_small(t, path, b, sizeof(b), &len);
 	if (!n->err)
 		n->err = tsc__parse_u64(b, len, &n->v);
 }
@@ -114,30 +134,47 @@ static void rdtscp_facts(struct tsc *t)
 		sf->rdtscp_why = "the dump has no CPUID facts and no cpuinfo flags";
 }
 
-void tsc__static_facts(struct tsc *t)
+void tsc__load_cpuinfo(struct tsc *t)
+{
+	struct static_facts *sf = &t->sf;
+	size_t len;
+	char *buf;
+
+	if (sf->cpuinfo_read)
+		return;
+	sf->cpuinfo_read = true;
+	sf->cpuinfo_err = tsc__read_alloc(t->root, P_CPUINFO, &buf, &len, 16 << 20);
+	if (!sf->cpuinfo_err) {
+		sf->cpuinfo_err = tsc__parse_cpuinfo(buf, len, &sf->cpuinfo);
+		free(buf);
+	}
+}
+
+void tsc__load_cmdline(struct tsc *t)
 {
 	struct static_facts *sf = &t->sf;
 	size_t len;
 	char *buf;
 	int v;
 
-	cpu_facts(t);
-	sf->cpuinfo_err = tsc__read_alloc(t->root, P_CPUINFO, &buf, &len, 16 << 20);
-	if (!sf->cpuinfo_err) {
-		sf->cpuinfo_err = tsc__parse_cpuinfo(buf, len, &sf->cpuinfo);
-		free(buf);
-	}
-	rdtscp_facts(t);
+	if (sf->cmdline_read)
+		return;
+	sf->cmdline_read = true;
 	sf->cmdline_err = tsc__read_alloc(t->root, P_CMDLINE, &buf, &len, 1 << 16);
 	if (!sf->cmdline_err) {
 		v = tsc__parse_cmdline(buf, len, &sf->cmdline);
 		sf->cmdline_err = v < 0 ? v : 0;
 		free(buf);
 	}
-	sf->prctl_tsc = -1;
-	if (t->live && !prctl(PR_GET_TSC, &v, 0, 0, 0))
-		sf->prctl_tsc = v;
-	vdso_facts(t);
+}
+
+void tsc__load_perf(struct tsc *t)
+{
+	struct static_facts *sf = &t->sf;
+
+	if (sf->perf_read)
+		return;
+	sf->perf_read = true;
 	if (t->live && !t->opts.force_fallback && !t->opts.force_calibrate)
 		sf->perf_ok = !tsc__perf_factors(&sf->perf, sf->perf_why,
 						 sizeof(sf->perf_why));
@@ -146,11 +183,39 @@ void tsc__static_facts(struct tsc *t)
 			 t->live ? "option" : "sysroot");
 }
 
+void tsc__static_facts(struct tsc *t)
+{
+	struct static_facts *sf = &t->sf;
+	int v;
+
+	sf->cpuinfo_err = sf->cmdline_err = TSC_NOT_READ;
+	snprintf(sf->perf_why, sizeof(sf->perf_why),
+		 "perf: not asked (the kernel's own factors answer)");
+	cpu_facts(t);
+	if (!tsc__lazy(t) || !sf->cpuid_known)
+		tsc__load_cpuinfo(t);
+	rdtscp_facts(t);
+	if (!tsc__lazy(t)) {
+		tsc__load_cmdline(t);
+		tsc__load_perf(t);
+	}
+	sf->prctl_tsc = -1;
+	if (t->live && !prctl(PR_GET_TSC, &v, 0, 0, 0))
+		sf->prctl_tsc = v;
+	vdso_facts(t);
+}
+
 /* May RDTSC be executed by this task?  (Emulated reads work but trap.) */
 bool tsc__rdtsc_allowed(const struct tsc *t, const struct dyn_facts *df)
 {
 	return t->sf.prctl_tsc != PR_TSC_SIGSEGV &&
 	       !(df->tsc_user.err == 0 && df->tsc_user.v == 2);
+}
+
+/* Does the kernel keep time with a TSC it says it trusts? */
+bool tsc__kernel_keeps_tsc(const struct dyn_facts *df)
+{
+	return !df->stable.err && df->stable.v == 1 && !df->cs_err && !strcmp(df->cs, "tsc");
 }
 
 void tsc__dyn_facts(struct tsc *t, struct dyn_facts *df)
@@ -164,15 +229,18 @@ void tsc__dyn_facts(struct tsc *t, struct dyn_facts *df)
 	read_num(t, P_KHZ, &df->khz);
 	read_num(t, P_MULT, &df->mult);
 	read_num(t, P_SHIFT, &df->shift);
-	read_num(t, P_CPU0_KHZ, &df->cpu0_khz);
 	read_num(t, P_CS_VDSO, &df->cs_vdso);
 	read_num(t, P_TSC_USER, &df->tsc_user);
-	df->cs_err = tsc__read(t->root, P_CS, b, sizeof(b), &len);
+	df->cs_err = read_small(t, P_CS, b, sizeof(b), &len);
 	if (!df->cs_err)
 		df->cs_err = tsc__parse_name(b, len, df->cs, sizeof(df->cs));
-	df->avail_err = tsc__read(t->root, P_CS_AVAIL, avail, sizeof(avail), &len);
-	if (!df->avail_err)
-		df->avail_err = tsc__parse_has_name(avail, len, "tsc", &df->avail_tsc);
+	df->avail_err = TSC_NOT_READ;
+	if (!tsc__lazy(t) || !tsc__kernel_keeps_tsc(df)) {
+		df->avail_err = tsc__read(t->root, P_CS_AVAIL, avail, sizeof(avail), &len);
+		if (!df->avail_err)
+			df->avail_err = tsc__parse_has_name(avail, len, "tsc",
+							    &df->avail_tsc);
+	}
 	df->vdso_raw_rc = df->vdso_f_rc = 1;
 	if (t->sf.vdso_tsc_raw && tsc__rdtsc_allowed(t, df)) {
 		df->vdso_raw_rc = t->sf.vdso_tsc_raw(&v);
@@ -180,6 +248,9 @@ void tsc__dyn_facts(struct tsc *t, struct dyn_facts *df)
 		if (!df->vdso_f_rc)
 			df->vdso_f = v;
 	}
+	df->cpu0_khz.err = TSC_NOT_READ;
+	if (!tsc__lazy(t) || (df->vdso_f_rc && df->khz.err))
+		read_num(t, P_CPU0_KHZ, &df->cpu0_khz);
 }
 
 /* ns = ticks * mult >> 32 from a kHz value. */

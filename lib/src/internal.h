@@ -86,6 +86,7 @@ static inline uint64_t tsc__rdtsc_lfence(void)
 }
 
 /* --- file access (sysfs.c) */
+int tsc__read_fd(int fd, char *buf, size_t cap, size_t *len);
 int tsc__read(const char *root, const char *path, char *buf, size_t cap,
 	      size_t *len);
 int tsc__read_alloc(const char *root, const char *path, char **buf,
@@ -104,8 +105,17 @@ struct factors {
 	uint64_t err_ppb;
 };
 
+/* TSC reads around one clock_gettime() */
+struct bracket {
+	uint64_t t0, t1, ns;
+};
+
+/* A calibration: begun (done) at the first bracket a, ok once its
+ * factors f are bound to 1 ppm; took_ns is the interval f spans. */
 struct calib {
 	bool done, ok;
+	struct bracket a;
+	uint64_t start_ns;
 	struct factors f;
 	uint64_t took_ns;
 	char why[160];
@@ -122,6 +132,9 @@ struct static_facts {
 	bool rdtscp_exec, rdtscp_shown;
 	const char *rdtscp_why;		/* when not shown: why not */
 	uint64_t cpuid15_khz, cpuid16_mhz, cpuid_hv_khz;
+	/* Read on demand by live handles (facts.c); until then the errors
+	 * are TSC_NOT_READ and the perf factors not asked. */
+	bool cpuinfo_read, cmdline_read, perf_read;
 	int cpuinfo_err;
 	unsigned int cpuinfo;
 	int cmdline_err;
@@ -137,6 +150,11 @@ struct static_facts {
 	struct factors perf;
 	struct calib calib;
 };
+
+/* A fact a live handle did not read: a better one answered. */
+#define TSC_NOT_READ 1
+/* sysfs and procfs files the watcher keeps open (watch.c) */
+#define NWATCHED 7
 
 struct num {	/* a number read from a file, or why not */
 	int err;	/* 0, or -errno / -EINVAL garbage / -ERANGE / -ENODATA */
@@ -228,8 +246,8 @@ struct tsc {
 	uint64_t (*wall_now)(struct tsc *t);	/* the writer's clock (tests replace it) */
 	/* watching */
 	int epfd, timerfd, stopfd;
-	int watch_fd[8];
-	int nwatch;
+	uint64_t timer_ns;	/* its period */
+	int wfd[NWATCHED];	/* the watched files kept open; -1, -ENOENT */
 	pthread_t thread;
 	bool thread_on;
 	int watch_err;		/* why the kernel cannot be followed; 0 if it can */
@@ -245,14 +263,22 @@ int tsc__set_errno(int err);
 void tsc__reason(struct decision *d, enum tsc_reason_kind k, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 void tsc__decide(struct tsc *t, struct decision *d);
+bool tsc__calibrating(const struct tsc *t);	/* begun, bound not yet 1 ppm */
 /* facts.c */
 void tsc__static_facts(struct tsc *t);
 void tsc__dyn_facts(struct tsc *t, struct dyn_facts *df);
 bool tsc__factors_from_khz(uint64_t khz, enum tsc_src src, struct factors *f);
 bool tsc__rdtsc_allowed(const struct tsc *t, const struct dyn_facts *df);
+bool tsc__kernel_keeps_tsc(const struct dyn_facts *df);
+bool tsc__lazy(const struct tsc *t);	/* read facts only on demand */
+void tsc__load_cpuinfo(struct tsc *t);
+void tsc__load_cmdline(struct tsc *t);
+void tsc__load_perf(struct tsc *t);
 /* perf.c, calibrate.c */
 int tsc__perf_factors(struct factors *f, char *why, size_t cap);
-int tsc__calibrate(struct tsc *t, struct calib *c, uint64_t max_ns);
+void tsc__calib_begin(struct calib *c);
+int tsc__calib_update(struct calib *c);
+int tsc__calibrate(struct calib *c, uint64_t max_ns);
 /* publish.c */
 uint64_t tsc__mono_raw(void);
 uint64_t tsc__clock_ns(clockid_t clk);
@@ -263,6 +289,8 @@ uint64_t tsc__lib_now(struct tsc *t);
 int tsc__reanchor(struct tsc *t);
 int tsc__wall_anchor(struct tsc *t, const struct wall_sample *x);
 /* watch.c */
+void tsc__watch_files(struct tsc *t);
+int tsc__watched_fd(const struct tsc *t, const char *path);	/* -1: none */
 int tsc__watch_start(struct tsc *t);
 void tsc__watch_stop(struct tsc *t);
 void tsc__register(struct tsc *t);

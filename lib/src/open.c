@@ -51,13 +51,15 @@ TSC_API struct tsc *tsc_open(const struct tsc_opts *opts)
 	struct decision *d;
 	struct tsc *t;
 	void *mem;
-	int err;
+	int err, i;
 
 	if (posix_memalign(&mem, 64, sizeof(*t)))
 		return errno = ENOMEM, NULL;
 	t = mem;
 	memset(t, 0, sizeof(*t));
 	t->epfd = t->timerfd = t->stopfd = -1;
+	for (i = 0; i < NWATCHED; i++)
+		t->wfd[i] = -1;
 	t->wall_now = tsc__lib_now;
 	err = copy_opts(&t->opts, opts);
 	if (!err && t->opts.sysroot &&
@@ -87,6 +89,7 @@ TSC_API struct tsc *tsc_open(const struct tsc_opts *opts)
 	pthread_mutex_init(&t->lock, NULL);
 	pthread_mutex_lock(&t->lock);
 	tsc__static_facts(t);
+	tsc__watch_files(t);
 	tsc__dyn_facts(t, &t->df);
 	tsc__decide(t, d);
 	tsc__publish(t, d);

@@ -142,6 +142,39 @@ void tsc__latch_turn(uint32_t *seq)
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 }
 
+/* A refinement of the TSC's factors: the same source, within 10 ppm. */
+static bool refinement(const struct tsc *t, const struct tsc_fast_state *f,
+		       const struct tsc_fast_state *nf)
+{
+	uint64_t dm = nf->mult > f->mult ? nf->mult - f->mult : f->mult - nf->mult;
+
+	return f->mode == TSC_MODE_TSC && nf->mode == TSC_MODE_TSC &&
+	       nf->rdtscp == f->rdtscp && nf->shift == f->shift &&
+	       dm <= f->mult / 100000 && tsc__rdtsc_allowed(t, &t->df);
+}
+
+/* Publish a refinement as a slew: the new line meets the old one at P, a
+ * TSC reading 50 us ahead, plus 1 ns.  Readers still on the old copy
+ * read below P (the writer looks again before it sends readers to the
+ * new copy, and moves P on if it stalled), and from P back to the
+ * writer's turn the new line lies below the old by less than 1 ns (10
+ * ppm of 50 us): no reader sees time go back, none sees it jump. */
+static void refine(struct tsc *t, const struct tsc_fast_state *cur,
+		   struct tsc_fast_state *nf)
+{
+	struct tsc_fast_state old = *cur;
+	uint64_t ahead = (50000ull << old.shift) / old.mult, p;
+
+	tsc__latch_turn(&t->fast.seq);		/* readers: s[1] */
+	do {
+		p = tsc__rdtsc_lfence() + ahead;
+		nf->offset = conv(&old, p) + old.offset - conv(nf, p) + 1;
+		store_fast(&t->fast.s[0], nf);
+	} while (tsc__rdtsc_lfence() >= p);
+	tsc__latch_turn(&t->fast.seq);		/* readers: s[0] */
+	store_fast(&t->fast.s[1], nf);
+}
+
 static void fill_info(struct tsc *t, const struct decision *d)
 {
 	struct tsc_info *i = &t->info;
@@ -164,6 +197,8 @@ static void fill_info(struct tsc *t, const struct decision *d)
 	}
 	i->calib_ns = t->sf.calib.took_ns;
 	i->calibrated = t->sf.calib.done;
+	if (tsc__calibrating(t))
+		i->err_ppb = t->sf.calib.f.err_ppb;	/* the bound so far */
 	i->vdso_raw = t->df.vdso_raw_rc;
 	i->fallback_clock = current(t)->clock;
 	strcpy(i->clocksource, t->df.cs_err ? "" : t->df.cs);
@@ -189,6 +224,12 @@ int tsc__publish(struct tsc *t, const struct decision *d)
 	    (nf.mode != TSC_MODE_TSC || (nf.mult == f->mult && nf.shift == f->shift))) {
 		fill_info(t, d);
 		return 0;
+	}
+	if (!first && refinement(t, f, &nf)) {
+		refine(t, f, &nf);
+		fill_info(t, d);
+		t->info.refinements++;
+		return 1;
 	}
 	if (first)
 		anchor_raw(&nf);

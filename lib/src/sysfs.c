@@ -110,6 +110,24 @@ static int read_all(int fd, char *buf, size_t cap, size_t *n)
 	return 1;
 }
 
+/* A small sysfs or procfs file through an fd kept open: one pread()
+ * from 0 gives it whole (kernfs and proc_sys fill one buffer), and also
+ * clears its poll event.  -EFBIG if it does not fit in cap. */
+int tsc__read_fd(int fd, char *buf, size_t cap, size_t *len)
+{
+	ssize_t r;
+
+	do
+		r = pread(fd, buf, cap, 0);
+	while (r < 0 && errno == EINTR);
+	if (r < 0)
+		return -errno;
+	if ((size_t)r == cap)
+		return -EFBIG;
+	*len = (size_t)r;
+	return 0;
+}
+
 /* Read a whole small file; -EFBIG if it does not fit in cap. */
 int tsc__read(const char *root, const char *path, char *buf, size_t cap,
 	      size_t *len)

@@ -29,25 +29,40 @@
 
 #include "internal.h"
 
-static const char *const watched[] = {
-	P_STABLE, P_KHZ, P_MULT, P_SHIFT, P_CS, P_CS_VDSO, P_TSC_USER,
+/* Kept open, so that a re-read is one pread(); the first of the tsc0
+ * files and the others are polled (the series notifies every tsc0 file
+ * at once). */
+static const char *const watched[NWATCHED] = {
+	P_STABLE, P_CS, P_CS_VDSO, P_TSC_USER, P_KHZ, P_MULT, P_SHIFT,
 };
+#define NPOLLED 4
 
 #define ANCHOR_NS 1000000000ull
+#define CALIB_TICK_NS 10000000ull	/* the timer while calibrating */
 
-static void drain(int fd)
+/* The timer's period: 10 ms while a calibration waits for its bound,
+ * else 1 s.  Returns 0 or -errno. */
+static int set_timer(struct tsc *t)
 {
-	char b[64];
+	uint64_t ns = tsc__calibrating(t) ? CALIB_TICK_NS : ANCHOR_NS;
+	struct itimerspec its;
 
-	while (fd >= 0 && pread(fd, b, sizeof(b), 0) == (ssize_t)sizeof(b))
-		;
+	if (t->timerfd < 0 || ns == t->timer_ns)
+		return 0;
+	its.it_interval.tv_sec = (time_t)(ns / 1000000000);
+	its.it_interval.tv_nsec = (long)(ns % 1000000000);
+	its.it_value = its.it_interval;
+	if (timerfd_settime(t->timerfd, 0, &its, NULL))
+		return -errno;
+	t->timer_ns = ns;
+	return 0;
 }
 
 TSC_API int tsc_process_events(struct tsc *t)
 {
 	struct decision d;
 	uint64_t ticks;
-	int i, changed;
+	int changed;
 
 	if (!t)
 		return tsc__set_errno(-EINVAL);
@@ -55,13 +70,13 @@ TSC_API int tsc_process_events(struct tsc *t)
 	if (read(t->timerfd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN) {
 		/* nothing to do: the timer is only a wake-up */
 	}
-	for (i = 0; i < t->nwatch; i++)
-		drain(t->watch_fd[i]);
+	/* Reading the watched files also clears their events. */
 	tsc__dyn_facts(t, &t->df);
 	tsc__decide(t, &d);
 	changed = tsc__publish(t, &d);
 	if (changed || tsc__mono_raw() - t->last_anchor_raw >= ANCHOR_NS - ANCHOR_NS / 50)
 		tsc__reanchor(t);
+	set_timer(t);
 	pthread_mutex_unlock(&t->lock);
 	return changed;
 }
@@ -165,42 +180,72 @@ static int add(int epfd, int fd, uint32_t events)
 	return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) ? -errno : 0;
 }
 
+/* The fd of a watched file; -ENOENT if it was missing (a kernel's
+ * files do not appear later); -1 if not open. */
+int tsc__watched_fd(const struct tsc *t, const char *path)
+{
+	int i;
+
+	for (i = 0; i < NWATCHED; i++)
+		if (!strcmp(watched[i], path))
+			return t->wfd[i];
+	return -1;
+}
+
+static void close_files(struct tsc *t)
+{
+	int i;
+
+	for (i = 0; i < NWATCHED; i++) {
+		if (t->wfd[i] >= 0)
+			close(t->wfd[i]);
+		t->wfd[i] = -1;
+	}
+}
+
+/* Open the watched files of a live handle (sysfs and procfs only: epoll
+ * refuses regular files).  All or none: short of fds, every read opens
+ * its file as it goes, as it always may. */
+void tsc__watch_files(struct tsc *t)
+{
+	int i;
+
+	for (i = 0; t->live && i < NWATCHED; i++) {
+		if (t->wfd[i] != -1)
+			continue;
+		t->wfd[i] = open(watched[i], O_RDONLY | O_CLOEXEC);
+		if (t->wfd[i] < 0 && errno == ENOENT) {
+			t->wfd[i] = -ENOENT;
+		} else if (t->wfd[i] < 0) {
+			close_files(t);
+			return;
+		}
+	}
+}
+
 int tsc__watch_start(struct tsc *t)
 {
-	struct itimerspec its = { { 1, 0 }, { 1, 0 } };
-	char p[4200];
-	size_t i;
-	int err;
+	int err, i;
 
-	t->nwatch = 0;
+	tsc__watch_files(t);
 	t->epfd = epoll_create1(EPOLL_CLOEXEC);
 	t->timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	t->stopfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	err = t->epfd < 0 || t->timerfd < 0 || t->stopfd < 0 ? -errno : 0;
-	if (!err && timerfd_settime(t->timerfd, 0, &its, NULL))
-		err = -errno;
+	t->timer_ns = 0;
+	if (!err)
+		err = set_timer(t);
 	if (!err)
 		err = add(t->epfd, t->timerfd, EPOLLIN);
 	if (!err)
 		err = add(t->epfd, t->stopfd, EPOLLIN);
+	/* A file that cannot be polled is still re-read on the timer. */
+	for (i = 0; !err && i < NPOLLED; i++)
+		if (t->wfd[i] >= 0)
+			add(t->epfd, t->wfd[i], EPOLLPRI | EPOLLERR);
 	if (err) {
 		tsc__watch_stop(t);
 		return err;
-	}
-	/* Sysfs files only: epoll refuses regular files (EPERM). */
-	for (i = 0; t->live && i < ARRAY_SIZE(watched); i++) {
-		int fd;
-
-		snprintf(p, sizeof(p), "%s%s", t->root, watched[i]);
-		fd = open(p, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			continue;
-		drain(fd);
-		if (add(t->epfd, fd, EPOLLPRI | EPOLLERR)) {
-			close(fd);
-			continue;
-		}
-		t->watch_fd[t->nwatch++] = fd;
 	}
 	if (t->opts.no_watcher)
 		return 0;
@@ -210,7 +255,6 @@ int tsc__watch_start(struct tsc *t)
 void tsc__watch_stop(struct tsc *t)
 {
 	uint64_t one = 1;
-	int i;
 
 	if (t->thread_on) {
 		/* An eventfd write of 1 cannot fail short of a bad fd. */
@@ -219,9 +263,7 @@ void tsc__watch_stop(struct tsc *t)
 		pthread_join(t->thread, NULL);
 		t->thread_on = false;
 	}
-	for (i = 0; i < t->nwatch; i++)
-		close(t->watch_fd[i]);
-	t->nwatch = 0;
+	close_files(t);
 	if (t->epfd >= 0)
 		close(t->epfd);
 	if (t->timerfd >= 0)

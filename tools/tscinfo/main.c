@@ -270,7 +270,7 @@ int main(int argc, char **argv)
 		return EXIT_RUNTIME;
 	}
 	TSC_OPTS(o, .sysroot = cfg.sysroot, .force_calibrate = cfg.calibrate,
-		 .no_watcher = true);
+		 .no_watcher = true, .all_facts = true);
 	t = tsc_open(&o);
 	if (!t) {
 		tool_warn("cannot open libtsc%s%s: %s", cfg.sysroot ? " on " : "",

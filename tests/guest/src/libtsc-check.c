@@ -190,12 +190,31 @@ static struct tsc *open_handle(bool watcher)
 	return h;
 }
 
+/* Is the path an openat() in the traced child names this one? */
+static bool opens(pid_t pid, const struct __ptrace_syscall_info *info, const char *want)
+{
+	char path[64] = "", mem[32];
+	ssize_t n;
+	int fd;
+
+	if (info->entry.nr != SYS_openat)
+		return false;
+	snprintf(mem, sizeof(mem), "/proc/%d/mem", (int)pid);
+	fd = open(mem, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = pread(fd, path, sizeof(path) - 1, (off_t)info->entry.args[1]);
+	close(fd);
+	return n > 0 && !strncmp(path, want, strlen(want) + 1);
+}
+
 /*
  * The system calls a first tsc_open() makes from the calling thread:
  * a child counts them under ptrace between two getppid() marks (the
  * watcher thread it creates is not traced). -1 when the count failed.
+ * *cpuinfo: how many of them opened /proc/cpuinfo.
  */
-static long count_open_syscalls(void)
+static long count_open_syscalls(long *cpuinfo)
 {
 	struct __ptrace_syscall_info info;
 	long calls = 0, marks = 0;
@@ -234,6 +253,8 @@ static long count_open_syscalls(void)
 			marks++;
 		else if (marks == 1)
 			calls++;
+		if (marks == 1 && opens(pid, &info, "/proc/cpuinfo"))
+			(*cpuinfo)++;
 	}
 	kill(pid, SIGKILL);
 	waitpid(pid, &status, 0);
@@ -285,7 +306,7 @@ static struct pair bracket(struct tsc *h)
 
 static int mode_usable(void)
 {
-	long calls = count_open_syscalls();
+	long cpuinfo = 0, calls = count_open_syscalls(&cpuinfo);
 	uint64_t t0 = mono();
 	struct tsc *h = open_handle(true);
 	uint64_t open_ns = mono() - t0;
@@ -306,7 +327,10 @@ static int mode_usable(void)
 	      (unsigned long long)i.calib_ns, (unsigned long long)i.err_ppb);
 	printf("# figure: tsc_open() took %llu us and made %ld system calls\n",
 	       (unsigned long long)open_ns / 1000, calls);
-	check(calls > 0, "tsc_open()'s system calls counted (%ld)", calls);
+	check(calls > 0 && calls <= 40, "tsc_open() made %ld system calls (at most 40 where "
+	      "the kernel gives the factors)", calls);
+	check(cpuinfo == 0, "tsc_open() read /proc/cpuinfo %ld times (CPUID and the kernel "
+	      "answer)", cpuinfo);
 	mult = read_u64(P_TSC0 "tsc_mult");
 	shift = read_u64(P_TSC0 "tsc_shift");
 	khz = read_u64(P_TSC0 "tsc_khz");

@@ -1,0 +1,154 @@
+// SPDX-License-Identifier: MIT OR LGPL-2.1
+/*
+ * A calibration that does not hold up tsc_open(): on a sysroot of a stock
+ * kernel (no factors) where the library calibrates, a handle with a watcher reads
+ * the fallback clock at first, takes the TSC once the bound is 1 ppm, and
+ * refines it, each time as a slew; readers of both kinds run throughout
+ * and never see time go back.  A handle without a watcher calibrates in
+ * tsc_open(), as before.  Times are figures, not checks.
+ */
+#include <pthread.h>
+
+#include "t.h"
+
+static struct tsc *h;
+static int stop;
+static uint64_t backward, reads;
+
+static void *reader(void *arg)
+{
+	bool ordered = arg;
+	uint64_t prev = 0, now, back = 0, n = 0;
+
+	while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
+		now = ordered ? tsc_now_ns_ordered(h) : tsc_now_ns(h);
+		if (now < prev) {
+			back++;
+			printf("# %s read went back %llu ns\n", ordered ? "ordered" : "unordered",
+			       (unsigned long long)(prev - now));
+		}
+		prev = now;
+		n++;
+	}
+	__atomic_fetch_add(&backward, back, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&reads, n, __ATOMIC_RELAXED);
+	return NULL;
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static bool has_reason(struct tsc *t, enum tsc_reason_kind k, const char *text)
+{
+	struct tsc_reason r[64];
+	int i, n = tsc_reasons(t, r, 64);
+
+	for (i = 0; i < n && i < 64; i++)
+		if (r[i].kind == k && strstr(r[i].text, text))
+			return true;
+	return false;
+}
+
+static void with_watcher(const char *root, uint64_t khz)
+{
+	uint64_t t0, t_open, t_use = 0, bound_use, bound_end;
+	struct tsc_info i;
+	pthread_t th[2];
+	int k;
+
+	TSC_OPTS(o, .sysroot = root, .force_calibrate = true);
+	t0 = mono_ns();
+	h = tsc_open(&o);
+	t_open = mono_ns() - t0;
+	CHECK(h, "open");
+	if (!h)
+		return;
+	tsc_get_info(h, &i, sizeof(i));
+	CHECK(!tsc_in_use(h) && i.calibrated,
+	      "right after tsc_open(): TSC in use %d, calibration begun %d: it should have "
+	      "begun and not be done", tsc_in_use(h), i.calibrated);
+	CHECK(has_reason(h, TSC_REASON_BLOCK, "calibrating"), "no reason says calibrating");
+	for (k = 0; k < 2; k++)
+		pthread_create(&th[k], NULL, reader, (void *)(long)k);
+	while (!tsc_in_use(h) && mono_ns() - t0 < 3000000000ull)
+		t_sleep_ms(1);
+	t_use = mono_ns() - t0;
+	tsc_get_info(h, &i, sizeof(i));
+	bound_use = i.err_ppb;
+	CHECK(tsc_in_use(h), "the TSC not in use 3 s after tsc_open()");
+	CHECK(i.src == TSC_SRC_CALIBRATION && i.err_ppb <= 1000,
+	      "taken with factors from %s, bound %llu ppb (at most 1000)",
+	      tsc_src_name(i.src), (unsigned long long)i.err_ppb);
+	CHECK(i.khz > khz - khz / 1000 && i.khz < khz + khz / 1000,
+	      "calibrated %llu kHz, this TSC runs at %llu", (unsigned long long)i.khz,
+	      (unsigned long long)khz);
+	t_sleep_ms(3500);
+	__atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
+	for (k = 0; k < 2; k++)
+		pthread_join(th[k], NULL);
+	tsc_get_info(h, &i, sizeof(i));
+	bound_end = i.err_ppb;
+	CHECK(i.refinements >= 1 && bound_end < bound_use,
+	      "3.5 s later: %llu refinements, bound %llu ppb (was %llu)",
+	      (unsigned long long)i.refinements, (unsigned long long)bound_end,
+	      (unsigned long long)bound_use);
+	CHECK(i.switches == 1, "switches %llu: only the takeover may switch; refinements slew",
+	      (unsigned long long)i.switches);
+	CHECK(backward == 0, "%llu of %llu reads went back", (unsigned long long)backward,
+	      (unsigned long long)reads);
+	CHECK(reads > 1000, "only %llu reads", (unsigned long long)reads);
+	printf("# figure: calibration with a watcher: tsc_open() %llu us, TSC in use after "
+	       "%llu ms at %llu ppb, %llu refinements to %llu ppb in 3.5 s, takeover step "
+	       "%+lld ns, %llu reads, %llu back\n", (unsigned long long)t_open / 1000,
+	       (unsigned long long)t_use / 1000000, (unsigned long long)bound_use,
+	       (unsigned long long)i.refinements, (unsigned long long)bound_end,
+	       (long long)i.last_step_ns, (unsigned long long)reads,
+	       (unsigned long long)backward);
+	tsc_close(h);
+}
+
+static void without_watcher(const char *root)
+{
+	uint64_t t0, took;
+	struct tsc_info i;
+	struct tsc *t;
+
+	TSC_OPTS(o, .sysroot = root, .force_calibrate = true, .no_watcher = true);
+	t0 = mono_ns();
+	t = tsc_open(&o);
+	took = mono_ns() - t0;
+	CHECK(t, "open");
+	if (!t)
+		return;
+	tsc_get_info(t, &i, sizeof(i));
+	CHECK(tsc_in_use(t) && i.src == TSC_SRC_CALIBRATION,
+	      "no watcher: tsc_open() should calibrate before it returns (in use %d, %s)",
+	      tsc_in_use(t), tsc_src_name(i.src));
+	printf("# figure: calibration without a watcher: tsc_open() %llu us, bound %llu ppb\n",
+	       (unsigned long long)took / 1000, (unsigned long long)i.err_ppb);
+	tsc_close(t);
+}
+
+int main(void)
+{
+	char root[] = "/tmp/tsc-calib-XXXXXX", cmd[128];
+	uint64_t khz = t_host_khz();
+
+	if (!mkdtemp(root))
+		SKIP("mkdtemp: %s", strerror(errno));
+	/* A stock kernel that keeps time with the TSC: no tsc0 files, so no
+	 * factors but a calibration (forced: a sysroot is not this machine). */
+	t_mkroot(root, khz);
+	snprintf(cmd, sizeof(cmd), "rm -r %s/sys/devices/system/tsc", root);
+	if (system(cmd))
+		SKIP("cannot remove the sysroot's tsc0");
+	with_watcher(root, khz);
+	without_watcher(root);
+	t_rmroot(root);
+	DONE();
+}
