@@ -44,8 +44,8 @@
  *   whose fd wakes once a second, or by tsc_reanchor() on demand); an
  *   anchor never moves it but slews it (at most 500 ppm) toward the
  *   kernel's clock at the kernel's rate, which follows NTP's frequency;
- *   its error is below 1 us on a quiet machine (tests/lib/wall.c
- *   measures it).  tsc_clock_gettime() of MONOTONIC, BOOTTIME and RAW
+ *   its error was 0.2-0.3 us on a quiet machine (tests/lib/wall.c
+ *   measures it, and fails it only past 50 us: test machines are noisy).  tsc_clock_gettime() of MONOTONIC, BOOTTIME and RAW
  *   never goes back (as tsc_now_ns_ordered()); REALTIME and TAI step
  *   only when the kernel's clock stepped (tsc_clock_gettime(3)).
  *
@@ -244,11 +244,13 @@ int tsc_process_events(struct tsc *t);
 int tsc_reanchor(struct tsc *t);
 /* Map a library timestamp to clock clk (CLOCK_MONOTONIC_RAW, _MONOTONIC,
  * _REALTIME, _BOOTTIME, _TAI) with the current mapping.  -EINVAL for
- * another clock.  Wait-free, async-signal-safe. */
+ * another clock.  Never waits for the writer (retries only if it
+ * published meanwhile), async-signal-safe. */
 int tsc_ns_to_clock(struct tsc *t, uint64_t ns, clockid_t clk, uint64_t *out);
 /* tsc_now_ns_ordered() mapped to clk: never back for MONOTONIC,
  * BOOTTIME, MONOTONIC_RAW; REALTIME and TAI step only with the kernel's
- * (see tsc_clock_gettime(3)).  Wait-free, async-signal-safe. */
+ * (see tsc_clock_gettime(3)): the highest value returned is kept, one
+ * compare-and-swap a read.  Never waits for the writer, async-signal-safe. */
 int tsc_clock_gettime(struct tsc *t, clockid_t clk, uint64_t *out);
 
 struct tsc_xcpu_result {
@@ -274,7 +276,7 @@ const char *tsc_version(void);	/* "0.4.0": the library actually loaded */
  * copy readers are not using, bumps seq again and rewrites the other; a
  * reader takes copy seq & 1 and retries only if seq moved meanwhile, that
  * is, only when the writer made progress.  A reader never waits for the
- * writer: reads are wait-free for the writer's whole update, and
+ * writer, whatever point of its update the writer is stopped at, and is
  * async-signal-safe (a signal handler may read in the middle of one).
  */
 enum { TSC_MODE_CLOCK = 0, TSC_MODE_TSC = 1 };

@@ -236,8 +236,11 @@ struct tsc {
 	struct decision d;
 	struct tsc_info info;
 	int64_t scale_offset;	/* library ns - CLOCK_MONOTONIC_RAW */
-	/* wall mapping: readers use wall; the rest is the writer's */
+	/* wall mapping: readers use wall and wall_hi; the rest is the writer's */
 	struct wall_latch wall;
+	struct {
+		uint64_t v[W_NR];	/* highest tsc_clock_gettime() so far */
+	} wall_hi __attribute__((aligned(64)));
 	struct wall_track wt[W_NR];
 	int64_t wfreq;		/* adjtimex() frequency at the last anchor */
 	bool wfreq_ok;

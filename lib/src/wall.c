@@ -21,6 +21,13 @@
  * does.  The writer checks that T is still ahead before it sends readers
  * to the new copy, and again after; if it stalled past T, it starts the
  * segments again further on, from no lower than any reader can have seen.
+ * A stall between its last look and the turn cannot be seen: readers of
+ * the old copy then run on past T, by the old rate, and the new copy may
+ * be below them by the stall times the change of rate (the whole stall
+ * where the new segment stands still).  So tsc_clock_gettime() of the
+ * clocks that never go back also keeps the highest value any reader
+ * returned, and returns no less (one compare-and-swap per read, on a
+ * cache line of its own).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -80,6 +87,19 @@ static void load_seg(struct wall_seg *d, const struct wall_seg *g)
 	d->slew = __atomic_load_n(&g->slew, __ATOMIC_RELAXED);
 }
 
+/* The highest value of clock i returned so far, v if that is higher. */
+static uint64_t never_back(struct tsc *t, int i, uint64_t v)
+{
+	uint64_t *hi = &t->wall_hi.v[i];
+	uint64_t cur = __atomic_load_n(hi, __ATOMIC_RELAXED);
+
+	while (v > cur)
+		if (__atomic_compare_exchange_n(hi, &cur, v, true, __ATOMIC_RELAXED,
+						__ATOMIC_RELAXED))
+			return v;
+	return cur;
+}
+
 /* Clock i at *ns; with now, *ns is read in the same pass as the copy, so
  * that it is never below where that copy's last segment began. */
 static int wall_read(struct tsc *t, int i, bool now, uint64_t *ns, uint64_t *out)
@@ -103,6 +123,8 @@ static int wall_read(struct tsc *t, int i, bool now, uint64_t *ns, uint64_t *out
 	if (!valid)
 		return tsc__set_errno(-EAGAIN);
 	*out = map_at(&m, *ns);
+	if (now && i != W_REAL && i != W_TAI)
+		*out = never_back(t, i, *out);
 	return 0;
 }
 
@@ -133,8 +155,9 @@ static void store_copy(struct wall_copy *d, const struct wall_copy *n)
 /* The writer's clock, once readers of the next copy cannot be below
  * where the current one's segments begin: re-anchored within 50 us, so
  * a sleep of at most 51 us (plus the scheduler's slack), again if a
- * signal cut it short, 100 rounds at most.  False if library ns are further below, or do
- * not get there: they went back, and the mapping starts anew. */
+ * signal cut it short, 100 rounds at most (then on: the readers hold).
+ * False if library ns are further below: they went back, and the
+ * mapping starts anew. */
 static bool writer_now(struct tsc *t, uint64_t *now)
 {
 	uint64_t gap;
@@ -144,8 +167,10 @@ static bool writer_now(struct tsc *t, uint64_t *now)
 		struct timespec ts;
 
 		gap = t->wall_T + SKEW_NS - *now;
-		if (gap > AHEAD_NS + SKEW_NS || n == 100)
+		if (gap > AHEAD_NS + SKEW_NS)
 			return false;
+		if (n == 100)
+			return true;	/* signals keep cutting the sleep: behind() copes */
 		ts.tv_sec = (time_t)(gap / 1000000000);
 		ts.tv_nsec = (long)(gap % 1000000000);
 		nanosleep(&ts, NULL);

@@ -4,7 +4,9 @@
  * one anchor a (virtual) second, with a virtual writer clock: clocks that
  * run 20 ppm, 500 ppm or 5% away from the library's ns, an NTP frequency
  * change that adjtimex() reports, REALTIME, TAI and BOOTTIME steps, noisy
- * readings, and a writer stalled after it published.
+ * readings, and a writer stalled after its first reading of its clock
+ * (a stall between its last reading and the turn it cannot see: readers
+ * hold, readers_hold() below).
  *
  * Readers are modelled as one stream per clock, in library ns order: the
  * old mapping up to the writer's last reading of its clock, the new one
@@ -531,6 +533,49 @@ static void went_back(void)
 	tsc_close(t);
 }
 
+/* A writer stalled between its last look and the turn leaves readers of
+ * the new copy below those of the old (it cannot see that): made up here
+ * by lowering every clock's mapping 1 ms in both copies.  The mapping
+ * shows it; tsc_clock_gettime() of MONOTONIC, BOOTTIME and RAW holds the
+ * highest value returned, and REALTIME and TAI, which may step back,
+ * show it too. */
+static void readers_hold(void)
+{
+	static const int clk[W_NR] = { CLOCK_MONOTONIC_RAW, CLOCK_MONOTONIC, CLOCK_REALTIME,
+					CLOCK_BOOTTIME, CLOCK_TAI };
+	uint64_t before[W_NR], after[W_NR], mapped, ns;
+	struct tsc *t;
+	int i, c;
+
+	TSC_OPTS(o, .no_watcher = true);
+	t = tsc_open(&o);
+	CHECK(t, "open");
+	if (!t)
+		return;
+	for (i = 0; i < W_NR; i++)
+		CHECK(!tsc_clock_gettime(t, clk[i], &before[i]), "%s", names[i]);
+	pthread_mutex_lock(&t->lock);
+	for (c = 0; c < 2; c++)
+		for (i = 0; i < W_NR; i++) {
+			t->wall.c[c].m[i].prev.b -= 1000000;
+			t->wall.c[c].m[i].cur.b -= 1000000;
+		}
+	pthread_mutex_unlock(&t->lock);
+	for (i = 0; i < W_NR; i++) {
+		bool holds = i != W_REAL && i != W_TAI;
+
+		ns = tsc_now_ns(t);
+		CHECK(!tsc_ns_to_clock(t, ns, clk[i], &mapped) && mapped < before[i],
+		      "%s: the lowered mapping is not below the last reading", names[i]);
+		CHECK(!tsc_clock_gettime(t, clk[i], &after[i]), "%s", names[i]);
+		CHECK(holds ? after[i] >= before[i] : after[i] < before[i],
+		      "%s: tsc_clock_gettime() %s after the mapping went 1 ms back: %lld ns",
+		      names[i], holds ? "went back" : "held instead of stepping",
+		      (long long)(after[i] - before[i]));
+	}
+	tsc_close(t);
+}
+
 int main(void)
 {
 	size_t s;
@@ -538,5 +583,6 @@ int main(void)
 	for (s = 0; s < ARRAY_SIZE(all); s++)
 		run(&all[s]);
 	went_back();
+	readers_hold();
 	DONE();
 }

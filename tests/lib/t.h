@@ -288,9 +288,6 @@ static inline uint64_t t_host_khz(void)
 	return i.khz;
 }
 
-/* A handle that uses the TSC: the live one where the kernel lets it,
- * else one on a made-up sysroot that trusts this machine's TSC (root
- * names it, for t_rmroot; "" for the live one). */
 /* A handle on root without a watcher, stored in *hp, and SIGALRM to fn
  * every 20 us from then on (t_alarm_stop() ends it). */
 static inline struct tsc *t_open_alarmed(const char *root, void (*fn)(int), struct tsc **hp)
@@ -331,6 +328,9 @@ static inline void t_child_in_root(const char *name, int (*fn)(const char *), in
 	t_rmroot(root);
 }
 
+/* A handle that uses the TSC: the live one where the kernel lets it,
+ * else one on a made-up sysroot that trusts this machine's TSC (root
+ * names it, for t_rmroot; "" for the live one). */
 static inline struct tsc *t_open_tsc(char root[64], bool watcher)
 {
 	struct tsc *t;
