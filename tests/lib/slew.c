@@ -14,6 +14,7 @@
  * TAI at the anchor after the made-up kernel set them back.  Just before
  * each anchor the mapping must be within 1 us (plus twice the noise) of
  * the kernel clock, once settled; after a step that it follows, at once.
+ * In the guest (T_GUEST) the library ns come from the live TSC.
  */
 #include <pthread.h>
 
@@ -232,7 +233,7 @@ static bool rate_changed(int a)
 
 static uint64_t old[W_NR][FINE + 1], last[W_NR], half[W_NR];
 static int64_t worst_err[W_NR];
-static int backs;
+static int backs, total_backs;
 
 static void back(int a, int i, uint64_t from, uint64_t to)
 {
@@ -390,6 +391,7 @@ static struct tsc *open_hooked(uint64_t (*clk)(struct tsc *))
 	}
 	t->wall_now = clk;
 	base = tsc_now_ns(t) + SEC;
+	t_live_tsc(t);
 	return t;
 }
 
@@ -435,6 +437,7 @@ static void run(const struct scenario *s)
 	tsc_get_info(t, &info, sizeof(info));
 	CHECK((int)info.clock_steps == s->steps, "%s: %llu steps taken, not %d", s->name,
 	      (unsigned long long)info.clock_steps, s->steps);
+	total_backs += backs;
 	printf("# figure: %s: %d anchors, %d unexpected backward steps, %d steps; "
 	       "worst error once settled:", s->name, s->anchors, backs, (int)info.clock_steps);
 	for (i = 0; i < W_NR; i++)
@@ -584,5 +587,7 @@ int main(void)
 		run(&all[s]);
 	went_back();
 	readers_hold();
+	t_fact("scenarios", "%zu", s);
+	t_fact("backs", "%d", total_backs);
 	DONE();
 }

@@ -7,6 +7,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,40 @@ static int t_failed;
 #define CHECK(c, ...) do { if (!(c)) FAIL(__VA_ARGS__); } while (0)
 #define SKIP(...) do { printf("# SKIP: " __VA_ARGS__); printf("\n"); exit(77); } while (0)
 #define DONE() return t_failed ? 1 : 0
+
+/*
+ * Built for the guest (tests/lib/Makefile's guest target: -DT_GUEST), on
+ * tsckit's kernel, which keeps time with a TSC it trusts: a test takes
+ * the live path or fails.  t_child_in_root() then runs fn on the live
+ * kernel (root ""), t_kernel_tsc() changes the live kernel's mind (the
+ * clocksource), t_open_tsc() never makes up a sysroot, and t_fact()
+ * sends facts to the guest's results channel for scripts/judge.  A
+ * SKIP still exits 77, which the guest's init counts as a failure.
+ */
+#ifdef T_GUEST
+#define T_LIVE 1
+/* These switch the clocksource of the kernel they run on: only in the
+ * guest, whose init passes tsckit_tests= on the kernel command line;
+ * never on the machine's own kernel. */
+__attribute__((constructor)) static void t_guest_only(void)
+{
+	char b[4096] = "";
+	FILE *f = fopen("/proc/cmdline", "r");
+
+	if (f) {
+		if (!fgets(b, sizeof(b), f))
+			b[0] = 0;
+		fclose(f);
+	}
+	if (!strstr(b, "tsckit_tests=")) {
+		printf("# FAIL: built for tsckit's guest (-DT_GUEST), and this is not it "
+		       "(no tsckit_tests= in /proc/cmdline): not run\n");
+		exit(1);
+	}
+}
+#else
+#define T_LIVE 0
+#endif
 
 /* In main(): open T with these options, or fail the test and end it.
  * T_OPEN(t, .no_watcher = true); */
@@ -168,6 +203,65 @@ static inline void t_child(int (*fn)(const char *), const char *arg, int s,
 		CHECK(r == 0, "child failed (status %d)", r);
 }
 
+/* "# fact lib/PROGRAM/NAME=VALUE" to the guest init's results channel
+ * ($TSCKIT_RESULTS), which scripts/judge checks against the scenario's
+ * expect= lines; nothing where it is not set (the host).  Signals are
+ * blocked meanwhile: a handler without SA_RESTART (t_open_alarmed()'s)
+ * would make the tty's open() or write() fail with EINTR. */
+static inline void t_fact(const char *name, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static inline void t_fact(const char *name, const char *fmt, ...)
+{
+	const char *path = getenv("TSCKIT_RESULTS");
+	sigset_t all, old;
+	va_list ap;
+	FILE *f;
+
+	if (!path || !*path)
+		return;
+	sigfillset(&all);
+	sigprocmask(SIG_BLOCK, &all, &old);
+	f = fopen(path, "w");
+	if (f) {
+		fprintf(f, "# fact lib/%s/%s=", program_invocation_short_name, name);
+		va_start(ap, fmt);
+		vfprintf(f, fmt, ap);
+		va_end(ap);
+		fprintf(f, "\n");
+		if (fclose(f))
+			f = NULL;
+	}
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	if (!f)
+		printf("# cannot send fact %s to %s: %s\n", name, path, strerror(errno));
+}
+
+/* In the guest: t must be the live handle, using the TSC with the
+ * kernel's own factors (the vDSO's); fail the test if not.  Sends
+ * fact "source" (the factors' source, or "fallback") when it is the
+ * first or differs from the last one sent. */
+static inline void t_live_tsc(struct tsc *t)
+{
+	static const char *sent;
+	const char *src;
+	struct tsc_info i;
+
+	if (!T_LIVE)
+		return;
+	if (!t || tsc_get_info(t, &i, sizeof(i)) < 0) {
+		FAIL("no handle to check for the live TSC");
+		t_fact("source", "none");
+		return;
+	}
+	src = i.usable ? tsc_src_name(i.src) : "fallback";
+	if (!sent || strcmp(sent, src))
+		t_fact("source", "%s", src);
+	sent = src;
+	CHECK(i.usable && tsc_in_use(t) && i.src == TSC_SRC_VDSO,
+	      "the guest's live TSC is not in use with the kernel's factors "
+	      "(usable %d, source %s)", i.usable, tsc_src_name(i.src));
+}
+
 /* Does any reason's text contain s? */
 static inline bool t_reason(struct tsc *t, const char *s)
 {
@@ -260,6 +354,30 @@ static inline void t_mkroot(const char *root, uint64_t khz)
 	t_write(root, "proc/cpuinfo", "processor\t: 0\nflags\t\t: tsc constant_tsc nonstop_tsc\n");
 }
 
+/* Make the kernel trust the TSC or not: a made-up one by its
+ * tsc_stable, the live one (root "", in the guest) by switching the
+ * clocksource to tsc or hpet, which the kernel notifies at once.
+ * Returns 0, or -1 with errno. */
+static inline int t_kernel_tsc(const char *root, bool on)
+{
+	static const char cs[] = "/sys/devices/system/clocksource/clocksource0/current_clocksource";
+	FILE *f;
+	int err;
+
+	if (*root)
+		return t_write(root, "sys/devices/system/tsc/tsc0/tsc_stable", on ? "1\n" : "0\n");
+	if (!T_LIVE) {		/* never the machine's own kernel */
+		errno = EPERM;
+		return -1;
+	}
+	f = fopen(cs, "w");
+	if (!f)
+		return -1;
+	err = fputs(on ? "tsc\n" : "hpet\n", f) < 0;
+	err |= fclose(f) != 0;
+	return err ? -1 : 0;
+}
+
 /* This machine's TSC rate: the live decision's factors, else a
  * calibration.  Skips, saying why, only when RDTSC may not run here. */
 static inline uint64_t t_host_khz(void)
@@ -296,7 +414,7 @@ static inline struct tsc *t_open_alarmed(const char *root, void (*fn)(int), stru
 	struct sigaction sa = { .sa_handler = fn };
 	struct tsc *t;
 
-	TSC_OPTS(o, .sysroot = root, .no_watcher = true);
+	TSC_OPTS(o, .sysroot = *root ? root : NULL, .no_watcher = true);
 	t = tsc_open(&o);
 	if (!t)
 		return NULL;
@@ -314,12 +432,17 @@ static inline void t_alarm_stop(void)
 }
 
 /* fn(root) in a child (t_child()), root a made-up sysfs at the host's
- * kHz in a fresh /tmp/tsc-NAME-XXXXXX, removed after. */
+ * kHz in a fresh /tmp/tsc-NAME-XXXXXX, removed after; in the guest,
+ * root "": the live kernel. */
 static inline void t_child_in_root(const char *name, int (*fn)(const char *), int s,
 				   const char *what)
 {
 	char root[64];
 
+	if (T_LIVE) {
+		t_child(fn, "", s, what);
+		return;
+	}
 	snprintf(root, sizeof(root), "/tmp/tsc-%s-XXXXXX", name);
 	if (!mkdtemp(root))
 		SKIP("mkdtemp: %s", strerror(errno));
@@ -340,6 +463,11 @@ static inline struct tsc *t_open_tsc(char root[64], bool watcher)
 	t = tsc_open(&o);
 	if (t && tsc_in_use(t))
 		return t;
+	if (T_LIVE) {
+		t_live_tsc(t);
+		printf("# FAIL: the guest's kernel does not let this process use the TSC\n");
+		exit(1);
+	}
 	tsc_close(t);
 	uint64_t khz = t_host_khz();
 

@@ -8,7 +8,7 @@
  * less 1% (a slew is 500 ppm at most, plus the kernel's rate against
  * the library's): never a step back however small.  Where the kernel
  * does not use the TSC, the fallback's mapping and the TSC's on a
- * made-up sysroot. */
+ * made-up sysroot.  In the guest (T_GUEST) the live TSC, or a failure. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <unistd.h>
@@ -28,6 +28,7 @@ static void measure(struct tsc *t, const char *what)
 {
 	uint64_t worst[4] = { 0 }, end, v, a, b, e;
 	struct tsc_info i;
+	char name[32];
 	int k, n = 0;
 
 	end = t_clock(CLOCK_MONOTONIC) + 2500000000ull;
@@ -51,7 +52,10 @@ static void measure(struct tsc *t, const char *what)
 		       what, clk[k].name, worst[k] / 1000.0, n);
 		CHECK(worst[k] < 50000, "%s: %s error %llu ns", what, clk[k].name,
 		      (unsigned long long)worst[k]);
+		snprintf(name, sizeof(name), "%s_err_ns", clk[k].name);
+		t_fact(name, "%llu", (unsigned long long)worst[k]);
 	}
+	t_fact("samples", "%d", n);
 }
 
 static const clockid_t never_back[3] = { CLOCK_MONOTONIC, CLOCK_BOOTTIME, CLOCK_MONOTONIC_RAW };
@@ -113,6 +117,9 @@ static void never_goes_back(struct tsc *t, const char *what)
 	       (unsigned long long)backs, (unsigned long long)worst_back);
 	CHECK(!backs, "%s: %llu readings went back or stood still, by up to %llu ns", what,
 	      (unsigned long long)backs, (unsigned long long)worst_back);
+	t_fact("reanchors", "%llu", (unsigned long long)(i1.anchors - i0.anchors));
+	t_fact("reads", "%llu", (unsigned long long)reads);
+	t_fact("backs", "%llu", (unsigned long long)backs);
 }
 
 int main(void)
@@ -126,6 +133,7 @@ int main(void)
 	if (!t)
 		DONE();
 	tsc = tsc_in_use(t);
+	t_live_tsc(t);
 	measure(t, tsc ? "TSC" : "fallback");
 	never_goes_back(t, tsc ? "TSC" : "fallback");
 	tsc_close(t);
