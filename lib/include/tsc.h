@@ -192,7 +192,8 @@ struct tsc_info {
 	uint64_t khz;		/* TSC frequency in kHz, 0 if unknown */
 	enum tsc_src khz_src;
 	uint64_t err_ppb;	/* error bound of the factors (calibration), ppb;
-				 * while calibrating, the bound so far */
+				 * while calibrating, the bound so far
+				 * (UINT64_MAX before its first measurement) */
 	uint64_t calib_ns;	/* the interval the calibration spans, 0 if none */
 	clockid_t fallback_clock;
 	char clocksource[32];	/* current_clocksource, "" if unknown */

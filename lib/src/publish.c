@@ -197,8 +197,9 @@ static void fill_info(struct tsc *t, const struct decision *d)
 	}
 	i->calib_ns = t->sf.calib.took_ns;
 	i->calibrated = t->sf.calib.done;
-	if (tsc__calibrating(t))
-		i->err_ppb = t->sf.calib.f.err_ppb;	/* the bound so far */
+	/* Calibrating, with no factors in use: the bound so far, or none yet. */
+	if (tsc__calibrating(t) && !d->f.src)
+		i->err_ppb = t->sf.calib.f.src ? t->sf.calib.f.err_ppb : UINT64_MAX;
 	i->vdso_raw = t->df.vdso_raw_rc;
 	i->fallback_clock = current(t)->clock;
 	strcpy(i->clocksource, t->df.cs_err ? "" : t->df.cs);

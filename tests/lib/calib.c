@@ -73,6 +73,8 @@ static void with_watcher(const char *root, uint64_t khz)
 	      "right after tsc_open(): TSC in use %d, calibration begun %d: it should have "
 	      "begun and not be done", tsc_in_use(h), i.calibrated);
 	CHECK(has_reason(h, TSC_REASON_BLOCK, "calibrating"), "no reason says calibrating");
+	CHECK(i.err_ppb > 1000, "right after tsc_open() the bound is %llu ppb: no measurement "
+	      "gives that yet", (unsigned long long)i.err_ppb);
 	for (k = 0; k < 2; k++)
 		pthread_create(&th[k], NULL, reader, (void *)(long)k);
 	while (!tsc_in_use(h) && mono_ns() - t0 < 3000000000ull)
