@@ -77,6 +77,25 @@ static void list(FILE *f)
 	}
 }
 
+/* Without kernel factors, a handle with a watcher begins a calibration in
+ * tsc_open() and takes the TSC only once the watcher has its bound at
+ * 1 ppm (tens of ms): wait for it, up to 3 s, or the whole run would
+ * measure the fallback clock.  With default options libtsc calibrates
+ * only when the factors would be used. */
+static void wait_calibration(struct tsc *t)
+{
+	uint64_t t0 = now_ns(CLOCK_MONOTONIC_RAW);
+	struct tsc_info i;
+
+	for (;;) {
+		tsc_get_info(t, &i, sizeof(i));
+		if (i.usable || !i.calibrated ||
+		    now_ns(CLOCK_MONOTONIC_RAW) - t0 >= 3000000000ull)
+			return;
+		usleep(1000);
+	}
+}
+
 static bool went_back(const struct accuracy *a)
 {
 	return a->backward || (a->have_xcpu && a->xcpu.backward);
@@ -112,6 +131,7 @@ int main(int argc, char **argv)
 		tool_warn("cannot open libtsc: %s", strerror(errno));
 		return EXIT_RUNTIME;
 	}
+	wait_calibration(env.t);
 	methods_probe(&env);
 	if (cfg.action == ACT_LIST) {
 		list(stdout);
