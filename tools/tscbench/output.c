@@ -265,9 +265,10 @@ static void text_calib(FILE *f, const struct calib_startup *c)
 	else
 		fprintf(f, "  calibrated TSC NOT in use after %.1f s (bound %.3f ppm)\n", c->end_s,
 			c->end_err_ppb / 1000.0);
-	fprintf(f, "  after %.1f s: bound %.3f ppm, %llu refinements, %llu switches "
+	fprintf(f, "  after %.1f s: bound %.3f ppm, %llu refinement%s, %llu switch%s "
 		"(last step %+lld ns), %s\n", c->end_s, c->end_err_ppb / 1000.0,
-		(unsigned long long)c->refinements, (unsigned long long)c->switches,
+		(unsigned long long)c->refinements, c->refinements == 1 ? "" : "s",
+		(unsigned long long)c->switches, c->switches == 1 ? "" : "es",
 		(long long)c->last_step_ns,
 		c->end_usable ? "TSC in use" : "TSC not in use");
 	fprintf(f, "  time going back in one thread: %llu of %llu tsc_now_ns_ordered(), "
