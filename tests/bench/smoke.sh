@@ -3,7 +3,8 @@
 # tscbench smoke test (host-check): builds tscbench, runs it very briefly,
 # checks that every available method got a measurement, every unavailable
 # one a reason, that the JSON parses and has its documented fields, the
-# command-line errors, and the plot when gnuplot is installed.  < 20 s.
+# command-line errors, and the plot when gnuplot is installed; the calibration
+# start-up when this machine lets libtsc use the TSC.  < 20 s.
 #   smoke.sh [LIBDIR TOOLDIR]   (default build/lib build/tools)
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -48,16 +49,54 @@ s = d["drift"]["series"][0]
 assert len(s["samples"]) >= 5 and "ppm" in s["monotonic_raw"], "drift samples"
 assert d["backward"]["thread"]["reads"] > 0
 assert d["startup"]["default"]["opens"] >= 1
+# The calibration start-up: --quick follows for 2 s.
+assert d["config"]["calib_follow_s"] == 2, d["config"]
+c = d["startup"]["calibration"]
+assert c is not None and c["follow_s"] == 2, c
+if not c["applicable"]:
+    assert isinstance(c["reason"], str) and len(c["reason"]) > 10, ("no reason", c)
+    print("# calibration start-up not applicable: %s" % c["reason"])
+else:
+    assert c["reason"] is None and "error" not in c, c
+    assert 0 < c["open_ms"] < 1000, c["open_ms"]
+    assert c["took_over"], ("calibrated TSC not in use after %s s" % c["end_s"], c["history"])
+    assert c["use_ms"] > 0 and c["use_ms"] >= c["open_ms"], c
+    assert 0 < c["bound_use_ppb"] <= 1000, c
+    assert c["bound_end_ppb"] <= c["bound_use_ppb"], c
+    assert c["end_tsc_usable"] and c["end_source"] == "calibration", c
+    assert c["end_s"] >= 2 and c["tsc_khz"] > 0, c
+    assert c["reads"] > 1000 and c["backward"] == 0, ("reads went back", c)
+    h = c["history"]
+    assert h and all(h[i][0] <= h[i + 1][0] for i in range(len(h) - 1)), h
+    print("# figure: calibration: tsc_open() %.3f ms, TSC in use after %.1f ms at %d ppb, "
+          "%d ppb after %.1f s, %d refinements, %d reads, %d back" % (c["open_ms"],
+          c["use_ms"], c["bound_use_ppb"], c["bound_end_ppb"], c["end_s"], c["refinements"],
+          c["reads"], c["backward"]))
+names = [g["name"] for g in d["goals"]]
+for g in d["goals"]:
+    assert g["judged"] == (g["met"] is not None), g
+    if g["name"].startswith("bound after"):
+        assert not g["judged"], ("judged after less than 10 s", g)
+print("# goals: %s" % ", ".join(names))
+assert c["applicable"] == ("calibrated TSC in use after" in names), names
 for g in d["goals"]:
     print("# figure: %s = %s %s (goal %s, %s)" % (g["name"], g["value"], g["unit"], g["limit"],
-          "met" if g["met"] else "missed"))
+          "figure only" if not g["judged"] else "met" if g["met"] else "missed"))
 PY
 
+# Without the calibration start-up: null.
+"$tb" -q -d 0 --threads 0 --opens 0 --cross-cpu 0 --methods rdtsc --calib-follow 0 \
+	--no-progress --json -o "$d/nocal.json" || no "--calib-follow 0: exit $?"
+python3 -c 'import json, sys; d = json.load(open(sys.argv[1]))
+assert d["startup"]["calibration"] is None and d["config"]["calib_follow_s"] == 0, d["startup"]' \
+	"$d/nocal.json" || no "--calib-follow 0: startup.calibration is not null"
+
 # The table.
-"$tb" -q -d 0.1 --threads 1 --opens 1 --no-progress > "$d/out.txt"
+"$tb" -q -d 0.1 --threads 1 --opens 1 --calib-follow 0.5 --no-progress > "$d/out.txt"
 rc=$?
 [ "$rc" -le 1 ] || no "tscbench (table): exit $rc"
-for w in "Cost per call" "Throughput" "Drift over" "tsc_open()" "rdtsc "; do
+for w in "Cost per call" "Throughput" "Drift over" "tsc_open()" "rdtsc " \
+	"Calibration start-up (force_calibrate, with a watcher)"; do
 	grep -q "$w" "$d/out.txt" || no "table lacks '$w'"
 done
 
@@ -77,6 +116,11 @@ expect 2 "invalid --duration" --duration abc
 expect 2 "requires an argument" --duration
 expect 2 "unknown method 'nope'" --methods rdtsc,nope
 expect 2 "invalid --rounds" --rounds 1
+expect 2 "invalid --calib-follow '-1'" --calib-follow -1
+expect 2 "invalid --calib-follow 'abc'" --calib-follow abc
+expect 2 "invalid --calib-follow '86401'" --calib-follow 86401
+expect 2 "invalid --calib-follow ''" --calib-follow ""
+expect 2 "requires an argument" --calib-follow
 expect 2 "unexpected argument" extra
 expect 3 "cannot write" -q -d 0 -o /nonexistent/dir/x.json
 expect 0 "Usage:" --help
@@ -86,7 +130,7 @@ expect 0 "syscall_clock_gettime" --list
 # A subset, and the plot when gnuplot is there.
 if command -v gnuplot > /dev/null; then
 	"$tb" -q -d 0.1 --methods rdtsc,tsc_now_ns --threads 0 --opens 0 --cross-cpu 0 \
-		--no-progress -p "$d/p.png" > /dev/null || no "--plot failed"
+		--calib-follow 0 --no-progress -p "$d/p.png" > /dev/null || no "--plot failed"
 	head -c 8 "$d/p.png" | od -An -tx1 | grep -q '89 50 4e 47' || no "--plot: not a PNG"
 else
 	echo "# gnuplot not installed: --plot not tried"

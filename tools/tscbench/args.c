@@ -8,7 +8,7 @@
 #include "tscbench.h"
 
 enum { OPT_ROUNDS = 256, OPT_THREADS, OPT_OPENS, OPT_XCPU, OPT_NO_PROGRESS, OPT_LIST,
-       OPT_OPEN_SYSROOT };
+       OPT_OPEN_SYSROOT, OPT_CALIB_FOLLOW };
 
 static const struct option longopts[] = {
 	{ "duration",	required_argument,	NULL, 'd' },
@@ -24,6 +24,7 @@ static const struct option longopts[] = {
 	{ "no-progress", no_argument,		NULL, OPT_NO_PROGRESS },
 	{ "list",	no_argument,		NULL, OPT_LIST },
 	{ "open-sysroot", required_argument,	NULL, OPT_OPEN_SYSROOT },
+	{ "calib-follow", required_argument,	NULL, OPT_CALIB_FOLLOW },
 	{ "help",	no_argument,		NULL, 'h' },
 	{ "version",	no_argument,		NULL, 'V' },
 	{ NULL, 0, NULL, 0 },
@@ -31,7 +32,7 @@ static const struct option longopts[] = {
 
 int parse_args(int argc, char **argv, struct cfg *cfg, char *err, size_t errlen)
 {
-	bool opens_set = false, xcpu_set = false;
+	bool opens_set = false, xcpu_set = false, follow_set = false;
 	int c;
 
 	memset(cfg, 0, sizeof(*cfg));
@@ -39,6 +40,7 @@ int parse_args(int argc, char **argv, struct cfg *cfg, char *err, size_t errlen)
 	cfg->rounds = 200;
 	cfg->opens = 5;
 	cfg->xcpu_ms = 200;
+	cfg->calib_follow = 10;
 	optind = 0;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":d:qJjo:p:m:hV", longopts, NULL)) != -1) {
@@ -103,6 +105,12 @@ int parse_args(int argc, char **argv, struct cfg *cfg, char *err, size_t errlen)
 						   "milliseconds, 0 (no check) to 60000");
 			xcpu_set = true;
 			break;
+		case OPT_CALIB_FOLLOW:
+			if (opt_double(optarg, 0, 86400, &cfg->calib_follow))
+				return opt_invalid(err, errlen, "--calib-follow", optarg,
+						   "seconds, 0 (no calibration start-up) to 86400");
+			follow_set = true;
+			break;
 		case OPT_NO_PROGRESS:
 			cfg->no_progress = true;
 			break;
@@ -135,6 +143,8 @@ int parse_args(int argc, char **argv, struct cfg *cfg, char *err, size_t errlen)
 			cfg->opens = 3;
 		if (!xcpu_set)
 			cfg->xcpu_ms = 50;
+		if (!follow_set)
+			cfg->calib_follow = 2;
 	}
 	return 0;
 }

@@ -3,7 +3,8 @@
  * tscbench: what every way of taking a timestamp costs on this machine,
  * and how right libtsc's nanoseconds are.  Phases: cost (interleaved
  * batches), throughput (pinned threads), drift against the kernel's
- * clocks with a monotonicity check, the cross-CPU check, tsc_open() time.
+ * clocks with a monotonicity check, the cross-CPU check, tsc_open() time,
+ * the calibration start-up (a calibrating handle until its TSC is in use).
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -51,6 +52,10 @@ static void usage(FILE *f)
 	      "                          CPUs of the affinity set; 0 skips it)\n"
 	      "     --opens <n>        tsc_open() timings of each kind (default 5)\n"
 	      "     --cross-cpu <ms>   cross-CPU check length (default 200; 0 skips it)\n"
+	      "     --calib-follow <sec>\n"
+	      "                        calibration start-up: follow a force_calibrate\n"
+	      "                          handle this long after tsc_open() (default 10,\n"
+	      "                          2 with --quick; 0 skips it)\n"
 	      "     --open-sysroot <dir>\n"
 	      "                        also time tsc_open() on a dump (tscinfo(1) --sysroot)\n"
 	      "     --no-progress      no progress lines on stderr\n"
@@ -77,9 +82,28 @@ static void list(FILE *f)
 	}
 }
 
+/* Without kernel factors, a handle with a watcher begins a calibration in
+ * tsc_open() and takes the TSC only once the watcher has its bound at
+ * 1 ppm (tens of ms): wait for it, up to 3 s, or the whole run would
+ * measure the fallback clock.  With default options libtsc calibrates
+ * only when the factors would be used. */
+static void wait_calibration(struct tsc *t)
+{
+	uint64_t t0 = now_ns(CLOCK_MONOTONIC_RAW);
+	struct tsc_info i;
+
+	for (;;) {
+		tsc_get_info(t, &i, sizeof(i));
+		if (i.usable || !i.calibrated ||
+		    now_ns(CLOCK_MONOTONIC_RAW) - t0 >= 3000000000ull)
+			return;
+		usleep(1000);
+	}
+}
+
 static bool went_back(const struct accuracy *a)
 {
-	return a->backward || (a->have_xcpu && a->xcpu.backward);
+	return a->backward || (a->have_xcpu && a->xcpu.backward) || a->calib.backward;
 }
 
 int main(int argc, char **argv)
@@ -112,6 +136,7 @@ int main(int argc, char **argv)
 		tool_warn("cannot open libtsc: %s", strerror(errno));
 		return EXIT_RUNTIME;
 	}
+	wait_calibration(env.t);
 	methods_probe(&env);
 	if (cfg.action == ACT_LIST) {
 		list(stdout);
@@ -142,6 +167,7 @@ int main(int argc, char **argv)
 	cost_run(&cfg, &env);
 	drift_run(&cfg, &env, &acc);
 	startup_run(&cfg, &acc);
+	calib_run(&cfg, &env, &acc.calib);
 	throughput_run(&cfg, &env);
 	methods_end(&env);
 	progress("done");

@@ -29,6 +29,7 @@ struct cfg {
 	bool threads_set, rounds_set;
 	unsigned long opens;		/* tsc_open() timings per kind */
 	unsigned long xcpu_ms;
+	double calib_follow;		/* calibration start-up: follow s, 0 = skip */
 	const char *output;		/* report file, NULL = stdout */
 	const char *json_file;		/* --json=FILE: JSON there, table as usual */
 	const char *plot;		/* PNG file */
@@ -146,6 +147,41 @@ struct open_time {
 	int err;			/* errno of a failed open, 0 */
 };
 
+/* calib.c: a handle with force_calibrate and its watcher, from tsc_open()
+ * until the calibrated TSC is in use and on for the follow time. */
+#define CALIB_GIVE_UP_MS 3000
+#define CALIB_HISTORY 128
+
+struct calib_point {			/* a change seen in tsc_get_info() */
+	double ms;			/* since tsc_open() was called */
+	bool usable;
+	enum tsc_src src;
+	uint64_t err_ppb;
+};
+
+struct calib_startup {
+	bool ran;			/* asked for (follow > 0) */
+	char na[200];			/* not applicable here: why; "" applicable */
+	int err;			/* errno of a failed open or thread */
+	double follow_s;
+	double open_ms;			/* tsc_open() */
+	bool open_usable;		/* the TSC in use right after it */
+	enum tsc_src open_src;
+	uint64_t open_err_ppb;		/* the bound so far, then */
+	bool took;			/* calibrated TSC in use within the give-up time */
+	double use_ms;			/* since tsc_open() was called */
+	uint64_t use_err_ppb;
+	uint64_t khz;			/* the calibration's, at takeover */
+	double end_s;			/* since tsc_open() was called */
+	bool end_usable;
+	enum tsc_src end_src;
+	uint64_t end_err_ppb, refinements, switches;
+	int64_t last_step_ns;
+	uint64_t reads, backward, worst_back_ns;	/* the reader thread */
+	int nhist;
+	struct calib_point hist[CALIB_HISTORY];
+};
+
 struct accuracy {
 	bool ran;
 	double duration_s;
@@ -158,20 +194,26 @@ struct accuracy {
 	int xcpu_err;			/* errno when it could not run */
 	struct tsc_xcpu_result xcpu;
 	struct open_time open_default, open_calib, open_sysroot;
+	struct calib_startup calib;
 };
 
 int drift_run(const struct cfg *cfg, struct env *e, struct accuracy *a);
 void startup_run(const struct cfg *cfg, struct accuracy *a);
 
+void calib_run(const struct cfg *cfg, const struct env *e, struct calib_startup *c);
+
 /* ---- goals (output.c) ---- */
 struct goal {
 	const char *name;
-	const char *unit;
+	const char *unit;		/* "x", "ppm", "ms", "steps" */
 	double value, limit;
 	bool known;			/* measured */
 	bool met;
+	bool judged;			/* false: a figure only, the note says why */
 	char note[120];
+	char name_buf[64];		/* a name made up at run time */
 };
+#define MAX_GOALS 24
 int goals_eval(const struct env *e, const struct accuracy *a, struct goal *g, int max);
 
 /* output.c */
