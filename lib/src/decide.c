@@ -321,6 +321,9 @@ static bool kernel_trusts(struct tsc *t, struct decision *d)
 		OK("cpuinfo: constant_tsc and nonstop_tsc");
 	else if (series && !df->stable.err && df->stable.v == 1)
 		NOTE("no invariant TSC flag, but the kernel trusts the TSC (tsc_stable=1)");
+	else if (series && df->stable.err)
+		BLOCK("no invariant TSC flag, and the kernel's word on it cannot be read (tsc0/tsc_stable: %s)",
+		      err_text(df->stable.err));
 	else if (inv == 0 || !sf->cpuinfo_err)
 		BLOCK("no invariant TSC (CPUID 0x80000007 EDX bit 8, constant_tsc + nonstop_tsc), and no kernel to vouch for it");
 	else
