@@ -33,6 +33,15 @@ static void best(struct bracket *b, int n)
 
 #define PPB_GOAL 1000
 
+static void say(struct calib *c, const char *tail)
+{
+	snprintf(c->why, sizeof(c->why),
+		 "calibration: %llu kHz over %llu us, error bound %llu.%03llu ppm%s",
+		 (unsigned long long)c->f.khz, (unsigned long long)c->took_ns / 1000,
+		 (unsigned long long)c->f.err_ppb / 1000,
+		 (unsigned long long)c->f.err_ppb % 1000, tail);
+}
+
 /* The first bracket: the start of every later measurement. */
 void tsc__calib_begin(struct calib *c)
 {
@@ -74,11 +83,7 @@ int tsc__calib_update(struct calib *c)
 	c->f = (struct factors){ TSC_SRC_CALIBRATION, (uint64_t)m, 32, khz, err_ppb };
 	c->took_ns = n;
 	c->ok = c->ok || err_ppb <= PPB_GOAL;
-	snprintf(c->why, sizeof(c->why),
-		 "calibration: %llu kHz over %llu us, error bound %llu.%03llu ppm%s",
-		 (unsigned long long)khz, (unsigned long long)n / 1000,
-		 (unsigned long long)err_ppb / 1000, (unsigned long long)err_ppb % 1000,
-		 c->ok ? "" : " (used from 1 ppm on)");
+	say(c, c->ok ? "" : " (used from 1 ppm on)");
 	return 1;
 }
 
@@ -102,14 +107,12 @@ int tsc__calibrate(struct calib *c, uint64_t max_ns)
 		}
 		/* No one to take the TSC later: take it now, and say so. */
 		if (!c->ok) {
+			char tail[48];
+
 			c->ok = true;
-			snprintf(c->why, sizeof(c->why),
-				 "calibration: %llu kHz over %llu us, error bound %llu.%03llu ppm "
-				 "(goal 1 ppm not reached in %llu ms)",
-				 (unsigned long long)c->f.khz, (unsigned long long)c->took_ns / 1000,
-				 (unsigned long long)c->f.err_ppb / 1000,
-				 (unsigned long long)c->f.err_ppb % 1000,
+			snprintf(tail, sizeof(tail), " (goal 1 ppm not reached in %llu ms)",
 				 (unsigned long long)max_ns / 1000000);
+			say(c, tail);
 		}
 		return 0;
 	}

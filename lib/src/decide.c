@@ -48,6 +48,13 @@ static const char *err_text(int err)
 	return tsc__strerr(err);
 }
 
+/* Is a file's error worth a reason?  Not when it is missing (a stock
+ * kernel) or was not read (a better fact answered). */
+static bool noteworthy(int err)
+{
+	return err && err != -ENOENT && err != TSC_NOT_READ;
+}
+
 /* With a watcher, tsc_open() only begins a calibration: the watcher,
  * woken every 10 ms meanwhile, takes the TSC once the bound is 1 ppm,
  * and goes on refining it once a second down to REFINE_PPB.  Without
@@ -111,8 +118,7 @@ static bool pick(struct tsc *t, struct decision *d, bool may_calibrate)
 		     df->mult.err ? err_text(df->mult.err) : "ok",
 		     df->shift.err ? err_text(df->shift.err) : "ok");
 	}
-	if (!n || !tsc__lazy(t))
-		tsc__load_perf(t);
+	tsc__need_perf(t, !n);
 	if (sf->perf_ok)
 		c[n++] = sf->perf;
 	NOTE("%s", sf->perf_why);
@@ -131,13 +137,12 @@ static bool pick(struct tsc *t, struct decision *d, bool may_calibrate)
 		else
 			NOTE("cpu0/tsc_freq_khz %llu: implausible, ignored",
 			     (unsigned long long)df->cpu0_khz.v);
-	} else if (df->cpu0_khz.err != -ENOENT && df->cpu0_khz.err != TSC_NOT_READ) {
+	} else if (noteworthy(df->cpu0_khz.err)) {
 		NOTE("cpu0/tsc_freq_khz: %s", err_text(df->cpu0_khz.err));
 	}
 	/* CPUID frequencies are what the kernel used only when it says it
 	 * knew the frequency (tsc_known_freq); otherwise they are hints. */
-	if ((sf->cpuid15_khz || sf->cpuid_hv_khz) && (!n || !tsc__lazy(t)))
-		tsc__load_cpuinfo(t);
+	tsc__need_cpuinfo(t, (sf->cpuid15_khz || sf->cpuid_hv_khz) && !n);
 	if (sf->cpuid15_khz) {
 		NOTE("CPUID 0x15: %llu kHz", (unsigned long long)sf->cpuid15_khz);
 		if ((sf->cpuinfo & CI_KNOWN_FREQ) &&
@@ -231,12 +236,11 @@ static bool kernel_offers_tsc(struct tsc *t, struct decision *d)
 	bool ok = true;
 	int i;
 
-	if (!tsc__lazy(t) || !tsc__kernel_keeps_tsc(df))
-		tsc__load_cmdline(t);
-	if (df->avail_err == -ENOENT || df->avail_err == TSC_NOT_READ)
-		;
-	else if (df->avail_err)
+	tsc__need_cmdline(t, !tsc__kernel_keeps_tsc(df));
+	if (noteworthy(df->avail_err))
 		NOTE("available_clocksource: %s", err_text(df->avail_err));
+	else if (df->avail_err)
+		;
 	else if (df->avail_tsc)
 		OK("tsc is in available_clocksource: the kernel offers the TSC as a clocksource");
 	else if (sf->cmdline.tsc_unstable)
@@ -250,7 +254,7 @@ static bool kernel_offers_tsc(struct tsc *t, struct decision *d)
 	if (sf->cmdline.n > CMDLINE_MAX)
 		NOTE("kernel command line: %d more tsc= and clocksource= parameters",
 		     sf->cmdline.n - CMDLINE_MAX);
-	if (sf->cmdline_err && sf->cmdline_err != -ENOENT && sf->cmdline_err != TSC_NOT_READ)
+	if (noteworthy(sf->cmdline_err))
 		NOTE("/proc/cmdline: %s", sf->cmdline_err == -EBADMSG ?
 		     "holds a NUL byte" : err_text(sf->cmdline_err));
 	return ok;
@@ -312,8 +316,7 @@ static bool kernel_trusts(struct tsc *t, struct decision *d)
 	}
 
 	inv = sf->cpuid_known ? sf->cpu_invariant : -1;
-	if (inv != 1 && !(tsc__lazy(t) && tsc__kernel_keeps_tsc(df)))
-		tsc__load_cpuinfo(t);
+	tsc__need_cpuinfo(t, inv != 1 && !tsc__kernel_keeps_tsc(df));
 	if (inv == 1)
 		OK("invariant TSC (CPUID 0x80000007 EDX bit 8): constant rate, runs in deep C-states");
 	else if (!sf->cpuinfo_err && (sf->cpuinfo & (CI_CONSTANT | CI_NONSTOP)) ==

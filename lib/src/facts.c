@@ -14,9 +14,10 @@
 
 #include "internal.h"
 
-bool tsc__lazy(const struct tsc *t)
+/* Read a fact if it is needed, or whenever the handle reads them all. */
+static bool wanted(const struct tsc *t, bool needed)
 {
-	return t->live && !t->opts.all_facts;
+	return needed || !t->live || t->opts.all_facts;
 }
 
 /* Through the watcher's open fd if it has one: one system call. */
@@ -134,13 +135,13 @@ static void rdtscp_facts(struct tsc *t)
 		sf->rdtscp_why = "the dump has no CPUID facts and no cpuinfo flags";
 }
 
-void tsc__load_cpuinfo(struct tsc *t)
+void tsc__need_cpuinfo(struct tsc *t, bool needed)
 {
 	struct static_facts *sf = &t->sf;
 	size_t len;
 	char *buf;
 
-	if (sf->cpuinfo_read)
+	if (sf->cpuinfo_read || !wanted(t, needed))
 		return;
 	sf->cpuinfo_read = true;
 	sf->cpuinfo_err = tsc__read_alloc(t->root, P_CPUINFO, &buf, &len, 16 << 20);
@@ -150,14 +151,14 @@ void tsc__load_cpuinfo(struct tsc *t)
 	}
 }
 
-void tsc__load_cmdline(struct tsc *t)
+void tsc__need_cmdline(struct tsc *t, bool needed)
 {
 	struct static_facts *sf = &t->sf;
 	size_t len;
 	char *buf;
 	int v;
 
-	if (sf->cmdline_read)
+	if (sf->cmdline_read || !wanted(t, needed))
 		return;
 	sf->cmdline_read = true;
 	sf->cmdline_err = tsc__read_alloc(t->root, P_CMDLINE, &buf, &len, 1 << 16);
@@ -168,11 +169,11 @@ void tsc__load_cmdline(struct tsc *t)
 	}
 }
 
-void tsc__load_perf(struct tsc *t)
+void tsc__need_perf(struct tsc *t, bool needed)
 {
 	struct static_facts *sf = &t->sf;
 
-	if (sf->perf_read)
+	if (sf->perf_read || !wanted(t, needed))
 		return;
 	sf->perf_read = true;
 	if (t->live && !t->opts.force_fallback && !t->opts.force_calibrate)
@@ -192,13 +193,10 @@ void tsc__static_facts(struct tsc *t)
 	snprintf(sf->perf_why, sizeof(sf->perf_why),
 		 "perf: not asked (the kernel's own factors answer)");
 	cpu_facts(t);
-	if (!tsc__lazy(t) || !sf->cpuid_known)
-		tsc__load_cpuinfo(t);
+	tsc__need_cpuinfo(t, !sf->cpuid_known);
 	rdtscp_facts(t);
-	if (!tsc__lazy(t)) {
-		tsc__load_cmdline(t);
-		tsc__load_perf(t);
-	}
+	tsc__need_cmdline(t, false);
+	tsc__need_perf(t, false);
 	sf->prctl_tsc = -1;
 	if (t->live && !prctl(PR_GET_TSC, &v, 0, 0, 0))
 		sf->prctl_tsc = v;
@@ -235,7 +233,7 @@ void tsc__dyn_facts(struct tsc *t, struct dyn_facts *df)
 	if (!df->cs_err)
 		df->cs_err = tsc__parse_name(b, len, df->cs, sizeof(df->cs));
 	df->avail_err = TSC_NOT_READ;
-	if (!tsc__lazy(t) || !tsc__kernel_keeps_tsc(df)) {
+	if (wanted(t, !tsc__kernel_keeps_tsc(df))) {
 		df->avail_err = tsc__read(t->root, P_CS_AVAIL, avail, sizeof(avail), &len);
 		if (!df->avail_err)
 			df->avail_err = tsc__parse_has_name(avail, len, "tsc",
@@ -249,7 +247,7 @@ void tsc__dyn_facts(struct tsc *t, struct dyn_facts *df)
 			df->vdso_f = v;
 	}
 	df->cpu0_khz.err = TSC_NOT_READ;
-	if (!tsc__lazy(t) || (df->vdso_f_rc && df->khz.err))
+	if (wanted(t, df->vdso_f_rc && df->khz.err))
 		read_num(t, P_CPU0_KHZ, &df->cpu0_khz);
 }
 

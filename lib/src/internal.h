@@ -273,10 +273,10 @@ void tsc__dyn_facts(struct tsc *t, struct dyn_facts *df);
 bool tsc__factors_from_khz(uint64_t khz, enum tsc_src src, struct factors *f);
 bool tsc__rdtsc_allowed(const struct tsc *t, const struct dyn_facts *df);
 bool tsc__kernel_keeps_tsc(const struct dyn_facts *df);
-bool tsc__lazy(const struct tsc *t);	/* read facts only on demand */
-void tsc__load_cpuinfo(struct tsc *t);
-void tsc__load_cmdline(struct tsc *t);
-void tsc__load_perf(struct tsc *t);
+/* Read once, if needed (a live handle) or always (sysroot, all_facts). */
+void tsc__need_cpuinfo(struct tsc *t, bool needed);
+void tsc__need_cmdline(struct tsc *t, bool needed);
+void tsc__need_perf(struct tsc *t, bool needed);
 /* perf.c, calibrate.c */
 int tsc__perf_factors(struct factors *f, char *why, size_t cap);
 void tsc__calib_begin(struct calib *c);
