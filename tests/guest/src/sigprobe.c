@@ -1,0 +1,182 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * sigprobe STOPFILE nofault|mayfault: RDTSC under a kernel.tsc_user that
+ * someone else switches (make soak), until STOPFILE exists.
+ *   - The main thread runs RDTSC at one known instruction. Under allow
+ *     and emulate it must not fault (nofault); where sigsegv may be set
+ *     (mayfault) each fault must be a SIGSEGV from the kernel (SI_KERNEL)
+ *     at that instruction, and the phase must see at least one.
+ *   - A second thread asked for SIGSEGV itself (PR_SET_TSC): each of its
+ *     RDTSC must fault, whatever the policy.
+ *   - Between its RDTSC, the main thread reads CLOCK_MONOTONIC through
+ *     the vDSO, which the policy switches on and off the TSC: it must
+ *     never fail, fault or go back.
+ * sigprobe --once: one RDTSC in a new process, for the log's check.
+ *
+ * Prints "# figure: sigprobe: ..." and writes "# fact sigprobe/faults" to
+ * $TSCKIT_RESULTS. Exit 0 when every rule held, 1 otherwise, 2 on a usage
+ * or setup error.
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <time.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+/* One RDTSC at a known address: the handler tells its faults apart. */
+uint64_t probe_rdtsc(void);
+extern const char probe_insn[];
+asm(".text\n"
+    ".globl probe_rdtsc\n"
+    ".type probe_rdtsc, @function\n"
+    "probe_rdtsc:\n"
+    ".globl probe_insn\n"
+    "probe_insn:\n"
+    "	rdtsc\n"
+    "	shl $32, %rdx\n"
+    "	or %rdx, %rax\n"
+    "	ret\n"
+    ".size probe_rdtsc, . - probe_rdtsc\n");
+
+#define RDTSC_LEN 2
+
+static __thread unsigned long faults;
+static volatile sig_atomic_t bad_fault;
+
+/*
+ * A fault at probe_insn: count it and step over the instruction with
+ * zeros, as if it read nothing. Any other SIGSEGV is a bug: die of it.
+ */
+static void on_segv(int sig, siginfo_t *si, void *ctx)
+{
+	ucontext_t *uc = ctx;
+	greg_t *rip = &uc->uc_mcontext.gregs[REG_RIP];
+
+	if (*rip != (greg_t)(uintptr_t)probe_insn) {
+		signal(sig, SIG_DFL);
+		return;		/* the fault repeats, unhandled */
+	}
+	if (si->si_code != SI_KERNEL)
+		bad_fault = 1;
+	faults++;
+	uc->uc_mcontext.gregs[REG_RAX] = 0;
+	uc->uc_mcontext.gregs[REG_RDX] = 0;
+	*rip += RDTSC_LEN;
+}
+
+static const char *stopfile;
+static int stopped(void)
+{
+	return access(stopfile, F_OK) == 0;
+}
+
+static void pause_briefly(void)
+{
+	struct timespec ts = { 0, 1000000 };
+
+	nanosleep(&ts, NULL);
+}
+
+/* The thread that asked for SIGSEGV: every RDTSC must fault. */
+static unsigned long self_reads, self_faults;
+static void *self_sigsegv(void *arg)
+{
+	(void)arg;
+	if (prctl(PR_SET_TSC, PR_TSC_SIGSEGV, 0, 0, 0)) {
+		perror("sigprobe: prctl(PR_SET_TSC)");
+		exit(2);
+	}
+	while (!stopped()) {
+		probe_rdtsc();
+		self_reads++;
+		pause_briefly();
+	}
+	self_faults = faults;
+	return NULL;
+}
+
+static int once(void)
+{
+	probe_rdtsc();
+	return faults ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct sigaction sa = { .sa_sigaction = on_segv, .sa_flags = SA_SIGINFO };
+	unsigned long reads = 0, vdso_reads = 0, back = 0, vdso_err = 0;
+	struct timespec last = { 0, 0 }, now;
+	int mayfault, ok = 1;
+	pthread_t self;
+	FILE *res;
+
+	sigaction(SIGSEGV, &sa, NULL);
+	if (argc == 2 && !strcmp(argv[1], "--once"))
+		return once();
+	if (argc != 3 || (strcmp(argv[2], "nofault") && strcmp(argv[2], "mayfault"))) {
+		fprintf(stderr, "usage: sigprobe STOPFILE nofault|mayfault | sigprobe --once\n");
+		return 2;
+	}
+	stopfile = argv[1];
+	mayfault = !strcmp(argv[2], "mayfault");
+	if (pthread_create(&self, NULL, self_sigsegv, NULL)) {
+		fprintf(stderr, "sigprobe: cannot start a thread\n");
+		return 2;
+	}
+	while (!stopped()) {
+		int i;
+
+		for (i = 0; i < 100; i++) {
+			probe_rdtsc();
+			reads++;
+			if (clock_gettime(CLOCK_MONOTONIC, &now)) {
+				vdso_err++;
+				continue;
+			}
+			vdso_reads++;
+			if (now.tv_sec < last.tv_sec ||
+			    (now.tv_sec == last.tv_sec && now.tv_nsec < last.tv_nsec))
+				back++;
+			last = now;
+		}
+		pause_briefly();
+	}
+	pthread_join(self, NULL);
+
+	printf("# figure: sigprobe: %s: %lu RDTSC, %lu faulted; %lu under PR_TSC_SIGSEGV, %lu faulted; %lu vDSO reads, %lu back, %lu failed\n",
+	       argv[2], reads, faults, self_reads, self_faults, vdso_reads, back, vdso_err);
+	if (bad_fault) {
+		printf("sigprobe: a SIGSEGV at RDTSC did not come from the kernel (si_code)\n");
+		ok = 0;
+	}
+	if (!mayfault && faults) {
+		printf("sigprobe: RDTSC faulted under allow or emulate\n");
+		ok = 0;
+	}
+	if (mayfault && !faults) {
+		printf("sigprobe: RDTSC never faulted, though sigsegv was set meanwhile\n");
+		ok = 0;
+	}
+	if (self_faults != self_reads) {
+		printf("sigprobe: %lu of %lu RDTSC under PR_TSC_SIGSEGV did not fault\n",
+		       self_reads - self_faults, self_reads);
+		ok = 0;
+	}
+	if (back || vdso_err) {
+		printf("sigprobe: CLOCK_MONOTONIC went back %lu times, failed %lu times\n",
+		       back, vdso_err);
+		ok = 0;
+	}
+	res = fopen(getenv("TSCKIT_RESULTS") ? getenv("TSCKIT_RESULTS") : "/dev/null", "a");
+	if (res) {
+		fprintf(res, "# fact sigprobe/%s_faults=%lu\n", argv[2], faults);
+		fclose(res);
+	}
+	return ok ? 0 : 1;
+}
