@@ -70,7 +70,9 @@ static void on_segv(int sig, siginfo_t *si, void *ctx)
 	*rip += RDTSC_LEN;
 }
 
+/* Only the main thread looks for STOPFILE; it tells the other one. */
 static const char *stopfile;
+static int stop_now;
 static int stopped(void)
 {
 	return access(stopfile, F_OK) == 0;
@@ -92,7 +94,7 @@ static void *self_sigsegv(void *arg)
 		perror("sigprobe: prctl(PR_SET_TSC)");
 		exit(2);
 	}
-	while (!stopped()) {
+	while (!__atomic_load_n(&stop_now, __ATOMIC_RELAXED)) {
 		probe_rdtsc();
 		self_reads++;
 		pause_briefly();
@@ -147,6 +149,7 @@ int main(int argc, char **argv)
 		}
 		pause_briefly();
 	}
+	__atomic_store_n(&stop_now, 1, __ATOMIC_RELAXED);
 	pthread_join(self, NULL);
 
 	printf("# figure: sigprobe: %s: %lu RDTSC, %lu faulted; %lu under PR_TSC_SIGSEGV, %lu faulted; %lu vDSO reads, %lu back, %lu failed\n",
