@@ -2,7 +2,7 @@
 /*
  * follow STOPFILE FILE...: a poller for the soak. Reads each sysfs FILE,
  * then re-reads it on every POLLPRI wake-up, and does nothing else: it
- * never reads a FILE that did not wake it. Once STOPFILE exists it takes
+ * never reads a FILE that did not wake it. Once STOPFILE is not empty it takes
  * the wake-ups still pending, then compares, for each FILE, the value
  * its last wake-up gave with what a fresh read gives now. They differ
  * only if a notification was lost. Prints one line per FILE:
@@ -64,7 +64,7 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	while (access(argv[1], F_OK))
+	while (!stop_requested(argv[1]))
 		if (take_wakeups(p, f, n, 100) < 0)
 			return 2;
 	/* Whatever is still pending after the last change. */

@@ -26,7 +26,7 @@
  *			(KO, default /tests/kmod/tsc_unstable.ko) marks the
  *			TSC unstable from a timer
  *   soak STOPFILE	reader threads, half of them ordered, until STOPFILE
- *			exists; none may see time go back (make soak)
+ *			is not empty; none may see time go back (make soak)
  *   ordered rdtscp|no-rdtscp
  *			ordered reads under a SIGILL handler that fails the
  *			test: on a CPU without RDTSCP libtsc must use
@@ -755,7 +755,7 @@ static int mode_soak(const char *stopfile)
 		r[k].ordered = k & 1;
 		pthread_create(&r[k].th, NULL, reader, &r[k]);
 	}
-	while (access(stopfile, F_OK))
+	while (!stop_requested(stopfile))
 		sleep_until(mono() + 100 * MS);
 	stop_readers(r, &reads, &back, &worst);
 	tsc_get_info(handle, &i, sizeof(i));

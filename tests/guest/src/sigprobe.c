@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * sigprobe STOPFILE nofault|mayfault: RDTSC under a kernel.tsc_user that
- * someone else switches (make soak), until STOPFILE exists.
+ * someone else switches (make soak), until STOPFILE is not empty.
  *   - The main thread runs RDTSC at one known instruction. Under allow
  *     and emulate it must not fault (nofault); where sigsegv may be set
  *     (mayfault) each fault must be a SIGSEGV from the kernel (SI_KERNEL)
@@ -28,6 +28,8 @@
 #include <time.h>
 #include <ucontext.h>
 #include <unistd.h>
+
+#include "sysval.h"
 
 /* One RDTSC at a known address: the handler tells its faults apart. */
 uint64_t probe_rdtsc(void);
@@ -70,13 +72,9 @@ static void on_segv(int sig, siginfo_t *si, void *ctx)
 	*rip += RDTSC_LEN;
 }
 
-/* Only the main thread looks for STOPFILE; it tells the other one. */
+/* Only the main thread looks at STOPFILE; it tells the other one. */
 static const char *stopfile;
 static int stop_now;
-static int stopped(void)
-{
-	return access(stopfile, F_OK) == 0;
-}
 
 static void pause_briefly(void)
 {
@@ -114,7 +112,7 @@ int main(int argc, char **argv)
 	struct sigaction sa = { .sa_sigaction = on_segv, .sa_flags = SA_SIGINFO };
 	unsigned long reads = 0, vdso_reads = 0, back = 0, vdso_err = 0;
 	struct timespec last = { 0, 0 }, now;
-	int mayfault, ok = 1;
+	int i, mayfault, ok = 1;
 	pthread_t self;
 	FILE *res;
 
@@ -131,9 +129,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "sigprobe: cannot start a thread\n");
 		return 2;
 	}
-	while (!stopped()) {
-		int i;
-
+	while (!stop_requested(stopfile)) {
 		for (i = 0; i < 100; i++) {
 			probe_rdtsc();
 			reads++;

@@ -9,6 +9,7 @@
 
 #include <fcntl.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static inline int reread(int fd, char *buf, size_t size)
@@ -31,6 +32,20 @@ static inline int read_file(const char *path, char *buf, size_t size)
 	ret = reread(fd, buf, size);
 	close(fd);
 	return ret;
+}
+
+/*
+ * The soak's programs run until their stop file holds something. The
+ * soak makes it empty before it starts them: polling a name that exists
+ * takes the path walk's lockless fast path, while polling a missing one
+ * on tmpfs allocates and kills a dentry at each look, in VFS code whose
+ * races KCSAN reports (kernel/sanitizer-allow).
+ */
+static inline int stop_requested(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && st.st_size > 0;
 }
 
 #endif
