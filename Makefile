@@ -60,9 +60,10 @@ lib:			## build libtsc (libtsc.a, libtsc.so.0, libtsc.pc) in build/lib
 tools: lib		## build tscinfo and tscinfo-static in build/tools
 	$(MAKE) -C tools/tscinfo
 
-install: tools		## install libtsc and tscinfo: make install PREFIX=/usr DESTDIR=/tmp/r
+install: tools		## install libtsc, tscinfo and tscbench: make install PREFIX=/usr DESTDIR=/tmp/r
 	$(MAKE) -C lib install
 	$(MAKE) -C tools/tscinfo install
+	$(MAKE) -C tools/tscbench install
 
 host-check:		## libtsc and tscinfo tests on this machine (TAP), no kernel tree
 	$(MAKE) -s -C tests/lib check
