@@ -6,7 +6,7 @@ S := scripts
 
 .PHONY: run check check-kasan deps tree kernel guest export-series checkpatch \
 	each-patch scenario emucheck soak clean distclean lib tools install host-check bench \
-	fresh-check
+	fresh-check deb pkg-check
 
 run:			## boot the patched kernel: tscinfo, a live loss of trust in the TSC; tscinfo here
 	$(S)/demo
@@ -60,12 +60,19 @@ lib:			## build libtsc (libtsc.a, libtsc.so.0, libtsc.pc) in build/lib
 tools: lib		## build tscinfo and tscinfo-static in build/tools
 	$(MAKE) -C tools/tscinfo
 
-install: tools		## install libtsc and tscinfo: make install PREFIX=/usr DESTDIR=/tmp/r
+install: tools		## install libtsc, tscinfo and tscbench: make install PREFIX=/usr DESTDIR=/tmp/r
 	$(MAKE) -C lib install
 	$(MAKE) -C tools/tscinfo install
+	$(MAKE) -C tools/tscbench install
 
 host-check:		## libtsc and tscinfo tests on this machine (TAP), no kernel tree
 	$(MAKE) -s -C tests/lib check
+
+deb:			## Debian packages libtsc0, libtsc-dev, tscinfo in build/deb/ (dpkg-buildpackage)
+	$(S)/deb
+
+pkg-check:		## make deb, then lintian and tests of the packages' contents (TAP)
+	tests/pkg/check
 
 bench: lib		## tscbench here (10 s) and in the QEMU guest (default, hpet): build/bench/
 	$(MAKE) -s -C tools/tscbench

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: MIT OR LGPL-2.1
 # What the tools' Makefiles share: $(TOOL), linked with libtsc.a, and
 # $(TOOL)-static, fully static (guest); both with tools/common/.
+# make install adds its man page and bash completion ($(TOOL).bash-completion).
 # The including Makefile sets TOOL, SRCS, HDRS, LIBS and may set
 # INSTALL_EXTRA (a command run by make install).
 
@@ -12,6 +13,7 @@ LIBO	?= $(TOP)/build/lib
 PREFIX	?= /usr/local
 BINDIR	?= $(PREFIX)/bin
 MANDIR	?= $(PREFIX)/share/man
+COMPDIR	?= $(PREFIX)/share/bash-completion/completions
 
 CC	?= cc
 CFLAGS	?= -O2 -g
@@ -33,17 +35,20 @@ lib:
 
 $(O)/$(TOOL): $(DEPS)
 	@mkdir -p $(@D)
-	$(CC) $(TOOL_CFLAGS) $(CFLAGS) -o $@ $(ALL_SRCS) $(LIBO)/libtsc.a $(LIBS)
+	$(CC) $(CPPFLAGS) $(TOOL_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $(ALL_SRCS) \
+		$(LIBO)/libtsc.a $(LIBS)
 
 $(O)/$(TOOL)-static: $(DEPS)
 	@mkdir -p $(@D)
-	$(CC) $(TOOL_CFLAGS) $(CFLAGS) -static -o $@ $(ALL_SRCS) $(LIBO)/libtsc.a $(LIBS)
+	$(CC) $(CPPFLAGS) $(TOOL_CFLAGS) $(CFLAGS) $(LDFLAGS) -static -o $@ $(ALL_SRCS) \
+		$(LIBO)/libtsc.a $(LIBS)
 
 install: $(O)/$(TOOL)
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(COMPDIR)
 	install -m 755 $(O)/$(TOOL) $(DESTDIR)$(BINDIR)/
 	$(INSTALL_EXTRA)
 	install -m 644 $(D)/$(TOOL).1 $(DESTDIR)$(MANDIR)/man1/
+	install -m 644 $(D)/$(TOOL).bash-completion $(DESTDIR)$(COMPDIR)/$(TOOL)
 
 clean:
 	rm -f $(O)/$(TOOL) $(O)/$(TOOL)-static

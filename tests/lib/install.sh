@@ -13,7 +13,9 @@ make -s -C "$top" install PREFIX=/opt/tsckit DESTDIR="$d/root" > "$d/log" 2>&1 |
 grep -q ldconfig "$d/log" || no "make install does not say how programs find the library"
 r=$d/root/opt/tsckit
 for f in lib/libtsc.a lib/libtsc.so lib/libtsc.so.0 lib/pkgconfig/libtsc.pc include/tsc.h \
-	include/tsc-version.h share/man/man3/tsc_open.3 share/man/man1/tscinfo.1 bin/tscinfo; do
+	include/tsc-version.h share/man/man3/tsc_open.3 share/man/man1/tscinfo.1 bin/tscinfo \
+	bin/tscbench share/man/man1/tscbench.1 share/bash-completion/completions/tscinfo \
+	share/bash-completion/completions/tscbench; do
 	[ -e "$r/$f" ] || no "missing $f"
 done
 [ -L "$r/lib/libtsc.so" ] && [ -L "$r/lib/libtsc.so.0" ] || no "libtsc.so links are not symlinks"
