@@ -145,26 +145,39 @@ static void refused(void)
 	tsc_close(t);
 }
 
-/* No fds: the handle decides and reads, and says it cannot follow. */
+/* No fds (ulimit -n 3: none to spare; 4: one), with and without a
+ * watcher: the handle decides and reads, and says it cannot follow. */
 static void no_fds(void)
 {
-	struct rlimit r = { 3, 3 };	/* stdin, stdout, stderr */
+	struct rlimit r;
 	struct tsc *t;
 	uint64_t a, b;
+	int k;
 
-	setrlimit(RLIMIT_NOFILE, &r);
-	TSC_OPTS(o, .no_watcher = true);
-	t = tsc_open(&o);
-	CHECK(t, "open with no fd to spare: %s", strerror(errno));
-	if (!t)
-		return;
-	printf("# no fds: the TSC is %sin use\n", tsc_in_use(t) ? "" : "not ");
-	a = tsc_now_ns(t);
-	b = tsc_now_ns(t);
-	CHECK(a && b >= a, "reads");
-	CHECK(tsc_fd(t) < 0, "tsc_fd() without fds");
-	CHECK(t_reason(t, "cannot follow the kernel"), "no reason for the missing fds");
-	tsc_close(t);
+	getrlimit(RLIMIT_NOFILE, &r);
+	for (k = 0; k < 4; k++) {
+		rlim_t lim = 3 + (k >> 1);
+		bool watcher = k & 1;
+
+		r.rlim_cur = lim;
+		setrlimit(RLIMIT_NOFILE, &r);
+		TSC_OPTS(o, .no_watcher = !watcher);
+		t = tsc_open(&o);
+		CHECK(t, "open, ulimit -n %d, %s: %s", (int)lim,
+		      watcher ? "watcher" : "no_watcher", strerror(errno));
+		if (!t)
+			continue;
+		printf("# ulimit -n %d, %s: the TSC is %sin use\n", (int)lim,
+		       watcher ? "watcher" : "no_watcher", tsc_in_use(t) ? "" : "not ");
+		a = tsc_now_ns(t);
+		b = tsc_now_ns(t);
+		CHECK(a && b >= a, "reads");
+		CHECK(tsc_fd(t) < 0, "tsc_fd() without fds (ulimit -n %d)", (int)lim);
+		CHECK(t_reason(t, "cannot follow the kernel"),
+		      "no reason for the missing fds (ulimit -n %d, %s)", (int)lim,
+		      watcher ? "watcher" : "no_watcher");
+		tsc_close(t);
+	}
 }
 
 /* No thread (EAGAIN: RLIMIT_NPROC for an unprivileged user). */
