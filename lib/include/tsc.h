@@ -146,9 +146,11 @@ struct tsc_opts {
 	})
 
 /* Open: gather facts, decide, publish.  opts may be NULL.  Returns NULL
- * and errno EINVAL (bad opts), ENOMEM, or the error of a failed thread or
- * fd creation.  An unusable TSC is not an error: the handle then falls
- * back and tsc_reasons() says why. */
+ * and errno EINVAL (bad opts) or ENOMEM, and for no other error.  An
+ * unusable TSC is not an error: the handle then falls back and
+ * tsc_reasons() says why.  Nor is a missing fd or thread (EMFILE,
+ * EAGAIN): the handle decides and reads, and its reasons say that it
+ * cannot follow the kernel on its own (tsc_open(3)). */
 struct tsc *tsc_open(const struct tsc_opts *opts);
 void tsc_close(struct tsc *t);
 

@@ -37,7 +37,7 @@ expect 3 "sysroot /nonexistent/dump: No such file" --sysroot /nonexistent/dump
 expect 3 "not a directory" --sysroot /tmp/cli.$$.file
 
 # Hostile dumps: a FIFO where a number should be reads as empty (no hang),
-# and a path that is not UTF-8 still gives valid UTF-8 JSON.
+# and a path or a file that is not UTF-8 still gives valid UTF-8 JSON.
 bad=/tmp/cli.$$.$(printf 'bad\377\300\200name')
 cp -r "$TSC_TEST_VARIANTS/patched-good" "$bad"
 rm -f "$bad/sys/devices/system/tsc/tsc0/tsc_stable"
@@ -48,6 +48,15 @@ grep -q "tsc_stable: empty" /tmp/cli.$$.out || no "a FIFO in the dump: no 'tsc_s
 timeout 10 "$ti" --json --sysroot "$bad" > /tmp/cli.$$.out 2>&1
 python3 -c 'import json,sys; d=json.loads(open(sys.argv[1],"rb").read().decode("utf-8")); assert "\ufffd" in d["sysroot"]' \
 	/tmp/cli.$$.out || no "--json with a non-UTF-8 path is not UTF-8 JSON with U+FFFD"
+rm -rf "$bad"
+# ... and so do bytes that are not UTF-8 in a file: the command line's
+# parameters are quoted in the reasons.
+bad=/tmp/cli.$$.cmdline
+cp -r "$TSC_TEST_VARIANTS/patched-good" "$bad"
+printf 'ro clocksource=hp\377et tsc=un\300stable\n' > "$bad/proc/cmdline"
+timeout 10 "$ti" --json --sysroot "$bad" > /tmp/cli.$$.out 2>&1
+python3 -c 'import json,sys; d=json.loads(open(sys.argv[1],"rb").read().decode("utf-8")); assert any("hp\ufffdet" in r["text"] for r in d["reasons"])' \
+	/tmp/cli.$$.out || no "--json with bytes that are not UTF-8 in /proc/cmdline is not UTF-8 JSON with U+FFFD"
 rm -rf "$bad"
 expect 3 "cannot write" --dump-vdso /nonexistent/dir/vdso.img
 "$ti" -x20 --no-cost | grep -q "cross-CPU check:" || no "-x20: no cross-CPU result"

@@ -3,7 +3,8 @@
  * The wall mapping fed made-up kernel clocks through tsc__wall_anchor(),
  * one anchor a (virtual) second, with a virtual writer clock: clocks that
  * run 20 ppm, 500 ppm or 5% away from the library's ns, an NTP frequency
- * change that adjtimex() reports, REALTIME, TAI and BOOTTIME steps, noisy
+ * change that adjtimex() reports, a mapping that starts from adjtimex()'s
+ * frequency, REALTIME, TAI and BOOTTIME steps, noisy
  * readings, and a writer stalled after its first reading of its clock
  * (a stall between its last reading and the turn it cannot see: readers
  * hold, readers_hold() below).
@@ -43,6 +44,8 @@ struct scenario {
 	bool freq_ok;		/* adjtimex() tells the frequency */
 	int64_t noise;		/* readings off by up to this many ns */
 	bool stall;		/* the writer stalls 5 ms after its first reading */
+	bool fresh;		/* anchor 0 starts the mapping (as at open):
+				 * MONOTONIC's rate is adjtimex()'s from there */
 	bool twice;		/* a second anchor 30 us after each (open: it
 				 * drops the segment the first one kept for
 				 * older ns, so tsc_ns_to_clock() of those
@@ -237,7 +240,7 @@ static int backs, total_backs;
 
 static void back(int a, int i, uint64_t from, uint64_t to)
 {
-	if (expected_back(a, i))
+	if (expected_back(a, i) || (!a && sc->fresh))	/* a new mapping starts */
 		return;
 	if (backs++ < 5)
 		FAIL("%s: %s went back %llu ns at anchor %d", sc->name, names[i],
@@ -422,6 +425,11 @@ static void run(const struct scenario *s)
 		uint64_t l = base + a * SEC;
 
 		before(t, a, l);
+		if (!a && s->fresh) {	/* no mapping yet */
+			pthread_mutex_lock(&t->lock);
+			t->wall.c[0].valid = t->wall.c[1].valid = 0;
+			pthread_mutex_unlock(&t->lock);
+		}
 		anchor(t, l);
 		if (a)
 			every_copy(t, a, l);
@@ -452,6 +460,12 @@ static const struct scenario all[] = {
 	{ .name = "+20 ppm, adjtimex silent", .ppb = 20000, .anchors = 20, .settle = 3 },
 	{ .name = "-20 ppm, adjtimex says so", .ppb = -20000, .freq_ok = true,
 	  .anchors = 20, .settle = 1 },
+	/* The first anchor's rate is seeded from adjtimex(): within 1 us
+	 * by the next anchor, 20 us off without it. */
+	{ .name = "-20 ppm, adjtimex says so, from the first anchor", .ppb = -20000,
+	  .freq_ok = true, .fresh = true, .anchors = 5, .settle = 1 },
+	{ .name = "+20 ppm, adjtimex says so, from the first anchor", .ppb = 20000,
+	  .freq_ok = true, .fresh = true, .anchors = 5, .settle = 1 },
 	{ .name = "-500 ppm, adjtimex silent", .ppb = -500000, .anchors = 20, .settle = 3 },
 	{ .name = "+500 ppm, adjtimex silent", .ppb = 500000, .anchors = 20, .settle = 3 },
 	/* A 5% error of the library's scale: MONOTONIC, BOOTTIME and RAW

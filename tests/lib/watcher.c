@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT OR LGPL-2.1
 /*
  * The watcher thread: it takes no signal (a SIGTERM blocked after open
- * and read from a signalfd does not kill the process), it is named
+ * and read from a signalfd does not kill the process; its mask holds
+ * every signal), it is named
  * tsc-watch, it runs on the CPUs and at the policy asked for, and says
  * so when the system refuses them.  Without fds or a thread (EMFILE,
  * EAGAIN) tsc_open() still gives a handle that decides and reads, and
@@ -25,6 +26,33 @@ static pid_t watcher_tid(void)
 
 	t_watchers(&tid);
 	return tid;
+}
+
+/* Does thread tid block every signal that can be blocked?  Its SigBlk
+ * against sigfillset()'s set (glibc keeps its own two out), less SIGKILL
+ * and SIGSTOP. */
+static bool blocks_all(pid_t tid)
+{
+	unsigned long long blk = 0, want = 0;
+	char p[64], l[256];
+	sigset_t all;
+	FILE *f;
+	int sig;
+
+	snprintf(p, sizeof(p), "/proc/self/task/%d/status", (int)tid);
+	f = fopen(p, "r");
+	while (f && fgets(l, sizeof(l), f))
+		if (sscanf(l, "SigBlk: %llx", &blk) == 1)
+			break;
+	if (f)
+		fclose(f);
+	sigfillset(&all);
+	for (sig = 1; sig <= 64; sig++)
+		if (sigismember(&all, sig) > 0 && sig != SIGKILL && sig != SIGSTOP)
+			want |= 1ull << (sig - 1);
+	if ((blk & want) != want)
+		printf("# tsc-watch SigBlk %016llx, want %016llx\n", blk, want);
+	return (blk & want) == want;
 }
 
 static void sigterm_to_signalfd(void)
@@ -57,6 +85,8 @@ static void sigterm_to_signalfd(void)
 	t_fact("sigterm_read", "%d", got);
 	t_fact("usable_end", "%d", tsc_in_use(t));
 	CHECK(watcher_tid() > 0, "no thread named tsc-watch");
+	CHECK(watcher_tid() > 0 && blocks_all(watcher_tid()),
+	      "tsc-watch does not block every signal");
 	tsc_close(t);
 	/* pthread_join() returns once the exiting thread cleared its tid,
 	 * a little before the kernel takes it out of /proc/self/task: a
@@ -145,26 +175,39 @@ static void refused(void)
 	tsc_close(t);
 }
 
-/* No fds: the handle decides and reads, and says it cannot follow. */
+/* No fds (ulimit -n 3: none to spare; 4: one), with and without a
+ * watcher: the handle decides and reads, and says it cannot follow. */
 static void no_fds(void)
 {
-	struct rlimit r = { 3, 3 };	/* stdin, stdout, stderr */
+	struct rlimit r;
 	struct tsc *t;
 	uint64_t a, b;
+	int k;
 
-	setrlimit(RLIMIT_NOFILE, &r);
-	TSC_OPTS(o, .no_watcher = true);
-	t = tsc_open(&o);
-	CHECK(t, "open with no fd to spare: %s", strerror(errno));
-	if (!t)
-		return;
-	printf("# no fds: the TSC is %sin use\n", tsc_in_use(t) ? "" : "not ");
-	a = tsc_now_ns(t);
-	b = tsc_now_ns(t);
-	CHECK(a && b >= a, "reads");
-	CHECK(tsc_fd(t) < 0, "tsc_fd() without fds");
-	CHECK(t_reason(t, "cannot follow the kernel"), "no reason for the missing fds");
-	tsc_close(t);
+	getrlimit(RLIMIT_NOFILE, &r);
+	for (k = 0; k < 4; k++) {
+		rlim_t lim = 3 + (k >> 1);
+		bool watcher = k & 1;
+
+		r.rlim_cur = lim;
+		setrlimit(RLIMIT_NOFILE, &r);
+		TSC_OPTS(o, .no_watcher = !watcher);
+		t = tsc_open(&o);
+		CHECK(t, "open, ulimit -n %d, %s: %s", (int)lim,
+		      watcher ? "watcher" : "no_watcher", strerror(errno));
+		if (!t)
+			continue;
+		printf("# ulimit -n %d, %s: the TSC is %sin use\n", (int)lim,
+		       watcher ? "watcher" : "no_watcher", tsc_in_use(t) ? "" : "not ");
+		a = tsc_now_ns(t);
+		b = tsc_now_ns(t);
+		CHECK(a && b >= a, "reads");
+		CHECK(tsc_fd(t) < 0, "tsc_fd() without fds (ulimit -n %d)", (int)lim);
+		CHECK(t_reason(t, "cannot follow the kernel"),
+		      "no reason for the missing fds (ulimit -n %d, %s)", (int)lim,
+		      watcher ? "watcher" : "no_watcher");
+		tsc_close(t);
+	}
 }
 
 /* No thread (EAGAIN: RLIMIT_NPROC for an unprivileged user). */
