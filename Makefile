@@ -6,7 +6,7 @@ S := scripts
 
 .PHONY: run check check-kasan deps tree kernel guest export-series checkpatch \
 	each-patch scenario emucheck soak clean distclean lib tools install host-check bench \
-	fresh-check deb pkg-check
+	fresh-check deb pkg-check metrics-check
 
 run:			## boot the patched kernel: tscinfo, a live loss of trust in the TSC; tscinfo here
 	$(S)/demo
@@ -73,6 +73,9 @@ deb:			## Debian packages libtsc0, libtsc-dev, tscinfo in build/deb/ (dpkg-build
 
 pkg-check:		## make deb, then lintian and tests of the packages' contents (TAP)
 	tests/pkg/check
+
+metrics-check:		## tscinfo's metrics through a real node_exporter; the systemd units (TAP)
+	tests/metrics/check
 
 bench: lib		## tscbench here (10 s) and in the QEMU guest (default, hpet): build/bench/
 	$(MAKE) -s -C tools/tscbench

@@ -20,7 +20,7 @@ CFLAGS	?= -O2 -g
 WARN	:= -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
 	   -Wno-unused-parameter
 TOOL_CFLAGS := $(WARN) -std=gnu11 -D_GNU_SOURCE -I$(TOP)/lib/include -I$(LIBO)/include -I$(C)
-COMMON	:= opt.c json.c msg.c
+COMMON	:= opt.c json.c msg.c utf8.c
 ALL_SRCS := $(addprefix $(D)/,$(SRCS)) $(addprefix $(C)/,$(COMMON))
 DEPS	:= $(ALL_SRCS) $(addprefix $(D)/,$(HDRS)) $(addprefix $(C)/,$(COMMON:.c=.h)) \
 	   $(LIBO)/libtsc.a $(TOP)/lib/include/tsc.h

@@ -26,6 +26,10 @@ expect 2 "invalid --timeout" --watch --timeout -1
 expect 2 "go with --watch" --count 3
 expect 2 "unexpected argument" extra
 expect 2 "invalid --cross-cpu" --cross-cpu=0
+expect 2 "invalid --format 'xml': text, json, prometheus or log" --format=xml
+expect 2 "does not go with --watch" --watch --format=prometheus
+expect 2 "output does not go with --watch" --watch --output /tmp/cli.$$.x
+expect 2 "output needs a file name" --output ""
 expect 0 "Usage:" --help
 expect 0 "Usage:" -h
 expect 0 "libtsc" -V
@@ -69,6 +73,24 @@ python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert isinstance(d
 "$ti" --cross-cpu=50 > /tmp/cli.$$.out; rc=$?
 grep -q "cross-CPU check:" /tmp/cli.$$.out || no "--cross-cpu: no result line (exit $rc)"
 
+# --format: json is --json; log is one "tscinfo: state key=value" line.
+pg=$TSC_TEST_VARIANTS/patched-good
+[ "$("$ti" --format=json --sysroot "$pg")" = "$("$ti" -J --sysroot "$pg")" ] ||
+	no "--format=json differs from --json"
+[ "$("$ti" --format=text --sysroot "$pg")" = "$("$ti" --sysroot "$pg")" ] ||
+	no "--format=text differs from the default"
+"$ti" --format=log --sysroot "$TSC_TEST_VARIANTS/stable-0" > /tmp/cli.$$.out
+[ "$(wc -l < /tmp/cli.$$.out)" = 1 ] &&
+	grep -q '^tscinfo: state usable=0 tsc_stable=0 clocksource=tsc clock_gettime=vdso tsc_user=0 khz=2596097 khz_source=sysfs-mult conversion=sysfs-mult mult=6462476 shift=24 why="tsc0/tsc_stable=0: the kernel marked the TSC unstable"$' \
+	/tmp/cli.$$.out || no "--format=log: $(cat /tmp/cli.$$.out)"
+# --output: the report in the file, nothing on stdout, the exit status kept.
+"$ti" -J --sysroot "$pg" --output /tmp/cli.$$.json > /tmp/cli.$$.out; rc=$?
+[ "$rc" = 0 ] && [ ! -s /tmp/cli.$$.out ] && python3 -m json.tool /tmp/cli.$$.json > /dev/null ||
+	no "--output: exit $rc, or stdout not empty, or the file is not the JSON"
+"$ti" --sysroot "$TSC_TEST_VARIANTS/stable-0" --output /tmp/cli.$$.txt; rc=$?
+[ "$rc" = 1 ] && grep -q "RDTSC usable: *no" /tmp/cli.$$.txt || no "--output, not usable: exit $rc"
+expect 3 "cannot write /nonexistent/dir/x.prom" --format=prometheus --output /nonexistent/dir/x.prom
+
 # --watch on a sysroot: change a file, see one change line, exit.
 root=/tmp/cli.$$.root
 rm -rf "$root"; cp -r "$TSC_TEST_VARIANTS/patched-good" "$root"
@@ -84,5 +106,19 @@ grep -q "change: TSC not used.*tsc_stable 0" /tmp/cli.$$.out || no "--watch: no 
 sed 's/^/# /' /tmp/cli.$$.out
 "$ti" --watch --json --timeout 0.5 --sysroot "$root" | python3 -c 'import json,sys; [json.loads(l) for l in sys.stdin]' ||
 	no "--watch --json lines are not JSON"
+# --watch --format=log (tscinfo-watch.service): the same as key=value lines.
+printf '1\n' > "$root/sys/devices/system/tsc/tsc0/tsc_stable"
+"$ti" --watch --format=log --count 1 --timeout 5 --sysroot "$root" > /tmp/cli.$$.out &
+pid=$!
+sleep 0.3
+printf '0\n' > "$root/sys/devices/system/tsc/tsc0/tsc_stable.new"
+mv "$root/sys/devices/system/tsc/tsc0/tsc_stable.new" "$root/sys/devices/system/tsc/tsc0/tsc_stable"
+wait $pid; rc=$?
+[ "$rc" = 1 ] || no "--watch --format=log: exit $rc, want 1"
+grep -q '^tscinfo: initial usable=1 tsc_stable=1 clocksource=tsc ' /tmp/cli.$$.out ||
+	no "--watch --format=log: no initial line"
+grep -q '^tscinfo: change usable=0 tsc_stable=0 clocksource=tsc .* step_ns=-\?[0-9]* why="tsc0/tsc_stable=0: the kernel marked the TSC unstable' \
+	/tmp/cli.$$.out || no "--watch --format=log: no change line"
+sed 's/^/# /' /tmp/cli.$$.out
 rm -rf "$root" /tmp/cli.$$.*
 exit $fail

@@ -1,8 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT OR LGPL-2.1
-# tscinfo --sysroot on every captured and hand-made dump, text and JSON,
-# against tests/lib/golden/NAME.{txt,json}.  golden.sh --update rewrites
-# them (review the diff before committing).
+# tscinfo --sysroot on every captured and hand-made dump, text, JSON and
+# Prometheus metrics, against tests/lib/golden/NAME.{txt,json,prom}.
+# golden.sh --update rewrites them (review the diff before committing).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 golden=$here/golden
@@ -12,8 +12,9 @@ mkdir -p "$golden"
 for base in "$here/../sysroots" "$TSC_TEST_VARIANTS"; do
 	for d in "$base"/*/; do
 		name=$(basename "$d")
-		for fmt in txt json; do
+		for fmt in txt json prom; do
 			opt=; [ $fmt = json ] && opt=--json
+			[ $fmt = prom ] && opt=--format=prometheus
 			out=$(cd "$base" && "$ti" $opt --sysroot "$name" 2>&1; echo "exit $?")
 			if [ "${1:-}" = --update ]; then
 				printf '%s\n' "$out" > "$golden/$name.$fmt"

@@ -15,9 +15,12 @@ r=$d/root/opt/tsckit
 for f in lib/libtsc.a lib/libtsc.so lib/libtsc.so.0 lib/pkgconfig/libtsc.pc include/tsc.h \
 	include/tsc-version.h share/man/man3/tsc_open.3 share/man/man1/tscinfo.1 bin/tscinfo \
 	bin/tscbench share/man/man1/tscbench.1 share/bash-completion/completions/tscinfo \
-	share/bash-completion/completions/tscbench; do
+	share/bash-completion/completions/tscbench lib/systemd/system/tscinfo-watch.service \
+	lib/systemd/system/tscinfo-metrics.service lib/systemd/system/tscinfo-metrics.timer; do
 	[ -e "$r/$f" ] || no "missing $f"
 done
+grep -qx 'ExecStart=/opt/tsckit/bin/tscinfo --watch --format=log' \
+	"$r/lib/systemd/system/tscinfo-watch.service" || no "the watch unit does not run /opt/tsckit/bin/tscinfo"
 [ -L "$r/lib/libtsc.so" ] && [ -L "$r/lib/libtsc.so.0" ] || no "libtsc.so links are not symlinks"
 readelf -d "$r/lib/libtsc.so" | grep -q 'SONAME.*\[libtsc.so.0\]' || no "soname is not libtsc.so.0"
 n=$(ls "$r/share/man/man3" | wc -l)

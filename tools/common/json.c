@@ -1,35 +1,7 @@
 // SPDX-License-Identifier: MIT OR LGPL-2.1
 /* The JSON string writer of tscinfo and tscbench. */
 #include "json.h"
-
-/* Length of the well-formed UTF-8 sequence at s (RFC 3629: no overlong
- * forms, no surrogates, nothing past U+10FFFF), or 0. */
-static int utf8_len(const unsigned char *s)
-{
-	unsigned char lo = 0x80, hi = 0xbf;
-	int n, i;
-
-	if (*s >= 0xc2 && *s <= 0xdf)
-		n = 2;
-	else if (*s >= 0xe0 && *s <= 0xef)
-		n = 3;
-	else if (*s >= 0xf0 && *s <= 0xf4)
-		n = 4;
-	else
-		return 0;
-	if (*s == 0xe0)
-		lo = 0xa0;
-	else if (*s == 0xed)
-		hi = 0x9f;
-	else if (*s == 0xf0)
-		lo = 0x90;
-	else if (*s == 0xf4)
-		hi = 0x8f;
-	for (i = 1; i < n; i++, lo = 0x80, hi = 0xbf)
-		if (s[i] < lo || s[i] > hi)
-			return 0;
-	return n;
-}
+#include "utf8.h"
 
 /* A JSON string, valid UTF-8 whatever the bytes: a byte that does not
  * start a well-formed sequence becomes U+FFFD. */

@@ -11,6 +11,8 @@ enum { OPT_CALIBRATE = 256, OPT_DUMP_CPUID, OPT_DUMP_VDSO, OPT_NO_COST };
 
 static const struct option longopts[] = {
 	{ "json",	no_argument,		NULL, 'J' },
+	{ "format",	required_argument,	NULL, 'f' },
+	{ "output",	required_argument,	NULL, 'o' },
 	{ "watch",	no_argument,		NULL, 'w' },
 	{ "count",	required_argument,	NULL, 'c' },
 	{ "timeout",	required_argument,	NULL, 't' },
@@ -24,6 +26,23 @@ static const struct option longopts[] = {
 	{ "version",	no_argument,		NULL, 'V' },
 	{ NULL, 0, NULL, 0 },
 };
+
+static const char *const format_names[] = {
+	[FMT_TEXT] = "text", [FMT_JSON] = "json",
+	[FMT_PROMETHEUS] = "prometheus", [FMT_LOG] = "log",
+};
+
+static int format_of(const char *s, enum format *out)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(format_names) / sizeof(format_names[0]); i++)
+		if (!strcmp(s, format_names[i])) {
+			*out = (enum format)i;
+			return 0;
+		}
+	return -1;
+}
 
 /* Seconds, a fraction allowed (--timeout), as a number of milliseconds. */
 static int millis(const char *s, unsigned long *out)
@@ -44,11 +63,23 @@ int parse_args(int argc, char **argv, struct cfg *cfg, char *err, size_t errlen)
 	cfg->xcpu_ms = 200;
 	optind = 0;	/* GNU getopt: start over, for the fuzzer */
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":Jjwc:t:x::s:hV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":Jjf:o:wc:t:x::s:hV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'J':
 		case 'j':
-			cfg->json = true;
+			cfg->format = FMT_JSON;
+			break;
+		case 'f':
+			if (format_of(optarg, &cfg->format))
+				return opt_invalid(err, errlen, "--format", optarg,
+						   "text, json, prometheus or log");
+			break;
+		case 'o':
+			if (!*optarg) {
+				snprintf(err, errlen, "--output needs a file name");
+				return -1;
+			}
+			cfg->output = optarg;
 			break;
 		case 'w':
 			cfg->watch = true;
@@ -103,6 +134,15 @@ int parse_args(int argc, char **argv, struct cfg *cfg, char *err, size_t errlen)
 		return -1;
 	if ((cfg->count || cfg->timeout_ms) && !cfg->watch) {
 		snprintf(err, errlen, "--count and --timeout go with --watch");
+		return -1;
+	}
+	if (cfg->watch && cfg->format == FMT_PROMETHEUS) {
+		snprintf(err, errlen, "--format=prometheus does not go with --watch: "
+			 "run it from a timer (tscinfo(1))");
+		return -1;
+	}
+	if (cfg->watch && cfg->output) {
+		snprintf(err, errlen, "--output does not go with --watch");
 		return -1;
 	}
 	if (cfg->watch && cfg->cross_cpu) {

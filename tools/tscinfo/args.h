@@ -8,14 +8,20 @@
 
 enum action { ACT_RUN, ACT_HELP, ACT_VERSION, ACT_DUMP_CPUID, ACT_DUMP_VDSO };
 
+/* --format: text for people, JSON, Prometheus text format (the textfile
+ * collector's), one key=value line per state (logs, the journal). */
+enum format { FMT_TEXT, FMT_JSON, FMT_PROMETHEUS, FMT_LOG };
+
 struct cfg {
 	enum action action;
-	bool json, watch, cross_cpu, calibrate, no_cost;
+	enum format format;
+	bool watch, cross_cpu, calibrate, no_cost;
 	unsigned long count;		/* --watch: stop after N changes, 0 never */
 	unsigned long timeout_ms;	/* --watch: stop after, 0 never */
 	unsigned long xcpu_ms;
 	const char *sysroot;
 	const char *dump_file;
+	const char *output;		/* --output: written whole, then renamed */
 };
 
 /* 0 and cfg filled, or -1 and a message in err. */

@@ -36,7 +36,10 @@ static void usage(FILE *f)
 	      "What is the TSC frequency, and where does that number come from?\n"
 	      "\n"
 	      "Options:\n"
-	      " -J, --json             JSON output (field names: tscinfo(1))\n"
+	      " -f, --format <fmt>     text (default), json, prometheus (node_exporter's\n"
+	      "                          textfile collector) or log (key=value lines)\n"
+	      " -J, --json             the same as --format=json\n"
+	      " -o, --output <file>    write the report to file, replaced whole (atomically)\n"
 	      " -w, --watch            print each change of the kernel's TSC state\n"
 	      " -c, --count <n>        with --watch: stop after n changes\n"
 	      " -t, --timeout <sec>    with --watch: stop after sec seconds\n"
@@ -106,6 +109,7 @@ static int collect(struct tsc *t, struct report *r)
 	r->nreasons = tsc_reasons(t, r->reasons, 64);
 	if (r->nreasons > 64)
 		r->nreasons = 64;
+	r->have_traps = !read_user_traps(r->cfg->sysroot, &r->user_traps);
 	return r->nreasons < 0 ? r->nreasons : 0;
 }
 
@@ -121,13 +125,21 @@ static void stamp(FILE *f)
 	fprintf(f, "%s.%06ldZ", b, ts.tv_nsec / 1000);
 }
 
-/* One line per change, text or JSON. */
-static void watch_line(const struct cfg *cfg, const struct tsc_info *o,
+/* One line per change: text, JSON or key=value. */
+static void watch_line(struct tsc *t, const struct cfg *cfg, const struct tsc_info *o,
 		       const struct tsc_info *n, bool first)
 {
 	const char *h;
 
-	if (cfg->json) {
+	if (cfg->format == FMT_LOG) {
+		struct tsc_reason rs[64];
+		int nr = tsc_reasons(t, rs, 64);
+
+		if (nr < 0)
+			nr = 0;
+		print_log(stdout, first ? "initial" : "change", n, rs, nr > 64 ? 64 : nr,
+			  !first && n->switches != o->switches);
+	} else if (cfg->format == FMT_JSON) {
 		printf("{\"time\": \"");
 		stamp(stdout);
 		printf("\", \"event\": \"%s\", \"tsc_usable\": %s, \"clocksource\": \"%s\", "
@@ -168,7 +180,7 @@ static int watch(struct tsc *t, const struct cfg *cfg)
 	unsigned long changes = 0;
 
 	tsc_get_info(t, &old, sizeof(old));
-	watch_line(cfg, &old, &old, true);
+	watch_line(t, cfg, &old, &old, true);
 	for (;;) {
 		int ms = -1, n;
 
@@ -193,7 +205,7 @@ static int watch(struct tsc *t, const struct cfg *cfg)
 		tsc_get_info(t, &now, sizeof(now));
 		if (same(&old, &now))
 			continue;
-		watch_line(cfg, &old, &now, false);
+		watch_line(t, cfg, &old, &now, false);
 		old = now;
 		if (cfg->count && ++changes >= cfg->count)
 			break;
@@ -237,6 +249,7 @@ static int dump_vdso(const char *file)
 
 int main(int argc, char **argv)
 {
+	struct outfile out;
 	struct report r;
 	struct stat st;
 	struct cfg cfg;
@@ -299,11 +312,17 @@ int main(int argc, char **argv)
 		tool_warn("%s", strerror(-rc));
 		return EXIT_RUNTIME;
 	}
-	if (cfg.json)
-		print_json(stdout, &r);
+	if (out_open(&out, cfg.output))
+		return EXIT_RUNTIME;
+	if (cfg.format == FMT_JSON)
+		print_json(out.f, &r);
+	else if (cfg.format == FMT_PROMETHEUS)
+		print_prometheus(out.f, &r);
+	else if (cfg.format == FMT_LOG)
+		print_log(out.f, "state", &r.info, r.reasons, r.nreasons, false);
 	else
-		print_text(stdout, &r);
-	if (fflush(stdout) || ferror(stdout))
+		print_text(out.f, &r);
+	if (out_close(&out))
 		return EXIT_RUNTIME;
 	if (r.have_xcpu && r.xcpu.backward)
 		return EXIT_TSC_NO;

@@ -23,6 +23,15 @@ struct report {
 	struct cost cost;
 	bool have_xcpu;
 	struct tsc_xcpu_result xcpu;
+	bool have_traps;	/* tsc0/user_traps could be read */
+	uint64_t user_traps;
+};
+
+/* Where the report goes: stdout, or --output's file (outfile.c). */
+struct outfile {
+	FILE *f;
+	const char *path;
+	char *tmp;
 };
 
 /* Answers derived from the info, shared by text and JSON. */
@@ -30,5 +39,14 @@ const char *gettime_kind(const struct tsc_info *i, const char **how);
 const char *trap_kind(const struct tsc_info *i);
 void print_text(FILE *f, const struct report *r);
 void print_json(FILE *f, const struct report *r);
+void print_prometheus(FILE *f, const struct report *r);
+/* One "tscinfo: EVENT key=value ..." line; stepped: add step_ns. */
+void print_log(FILE *f, const char *event, const struct tsc_info *i,
+	       const struct tsc_reason *rs, int nreasons, bool stepped);
+int read_user_traps(const char *sysroot, uint64_t *out);
+/* stdout when path is NULL.  0, or -1 after a message. */
+int out_open(struct outfile *o, const char *path);
+/* Complete it: for a file, flush, fsync and rename over path. */
+int out_close(struct outfile *o);
 
 #endif

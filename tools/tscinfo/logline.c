@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: MIT OR LGPL-2.1
+/*
+ * --format=log: the state as one line, "tscinfo: EVENT key=value ...",
+ * for logs and the journal (tscinfo-watch.service): journald keeps each
+ * line as one MESSAGE, and grep or a logfmt parser takes it apart.  The
+ * prefix and the keys are stable (tscinfo.1); a fact that could not be
+ * read is left out, as in the metrics.
+ */
+#include <string.h>
+
+#include "tscinfo.h"
+#include "utf8.h"
+
+/* A value as it is when it is a plain word, else in double quotes with
+ * '"' and '\' escaped and other control or non-UTF-8 bytes as \xHH, so
+ * that a line stays one line. */
+static void value(FILE *f, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	bool plain = *p != 0;
+	int n;
+
+	for (; *p && plain; p++)
+		plain = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+			(*p >= '0' && *p <= '9') || strchr("_.,:/+-", *p);
+	if (plain) {
+		fputs(s, f);
+		return;
+	}
+	fputc('"', f);
+	for (p = (const unsigned char *)s; *p;) {
+		if (*p == '"' || *p == '\\') {
+			fprintf(f, "\\%c", *p++);
+		} else if (*p < 0x20 || *p == 0x7f) {
+			fprintf(f, "\\x%02x", *p++);
+		} else if (*p < 0x80) {
+			fputc(*p++, f);
+		} else if ((n = utf8_len(p))) {
+			fwrite(p, 1, n, f);
+			p += n;
+		} else {
+			fprintf(f, "\\x%02x", *p++);
+		}
+	}
+	fputc('"', f);
+}
+
+static void kv(FILE *f, const char *key, const char *v)
+{
+	fprintf(f, " %s=", key);
+	value(f, v);
+}
+
+static void kv_num(FILE *f, const char *key, long long v)
+{
+	fprintf(f, " %s=%lld", key, v);
+}
+
+/* The reasons that keep the TSC from use, joined with "; ". */
+static void why(FILE *f, const struct tsc_reason *rs, int n)
+{
+	char buf[64 * TSC_REASON_LEN] = "";
+	size_t len = 0;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		if (rs[i].kind != TSC_REASON_BLOCK)
+			continue;
+		len += snprintf(buf + len, sizeof(buf) - len, "%s%s", len ? "; " : "",
+				rs[i].text);
+		if (len >= sizeof(buf))
+			break;
+	}
+	if (*buf)
+		kv(f, "why", buf);
+}
+
+void print_log(FILE *f, const char *event, const struct tsc_info *i,
+	       const struct tsc_reason *rs, int nreasons, bool stepped)
+{
+	const char *how;
+
+	fprintf(f, "tscinfo: %s", event);
+	kv_num(f, "usable", i->usable);
+	if (i->tsc_stable >= 0)
+		kv_num(f, "tsc_stable", i->tsc_stable);
+	if (*i->clocksource)
+		kv(f, "clocksource", i->clocksource);
+	if (strcmp(gettime_kind(i, &how), "unknown"))
+		kv(f, "clock_gettime", gettime_kind(i, &how));
+	if (i->tsc_user >= 0)
+		kv_num(f, "tsc_user", i->tsc_user);
+	if (i->khz) {
+		kv_num(f, "khz", (long long)i->khz);
+		kv(f, "khz_source", tsc_src_name(i->khz_src));
+	}
+	if (i->src) {
+		kv(f, "conversion", tsc_src_name(i->src));
+		kv_num(f, "mult", (long long)i->mult);
+		kv_num(f, "shift", i->shift);
+	}
+	if (stepped)
+		kv_num(f, "step_ns", i->last_step_ns);
+	why(f, rs, nreasons);
+	fputc('\n', f);
+}
