@@ -61,8 +61,14 @@ static void on_segv(int sig, siginfo_t *si, void *ctx)
 	greg_t *rip = &uc->uc_mcontext.gregs[REG_RIP];
 
 	if (*rip != (greg_t)(uintptr_t)probe_insn) {
-		signal(sig, SIG_DFL);
-		return;		/* the fault repeats, unhandled */
+		/* Not ours (the vDSO's RDTSC racing a switch, say): it may
+		 * not fault again if retried, so say so and stop here. */
+		static const char msg[] = "sigprobe: SIGSEGV away from the probe's RDTSC\n";
+
+		(void)sig;
+		if (write(2, msg, sizeof(msg) - 1) < 0)
+			_exit(3);
+		_exit(3);
 	}
 	if (si->si_code != SI_KERNEL)
 		bad_fault = 1;

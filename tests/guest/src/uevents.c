@@ -92,9 +92,10 @@ int main(int argc, char **argv)
 	end = mono_ms() + atoi(argv[2]) * 1000LL;
 	while (!done && mono_ms() < end) {
 		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		long long left = end - mono_ms();
 		ssize_t n;
 
-		if (poll(&pfd, 1, end - mono_ms()) <= 0)
+		if (poll(&pfd, 1, left > 0 ? left : 0) <= 0)
 			break;
 		n = recv(fd, buf, sizeof(buf) - 1, 0);
 		if (n <= 0)
