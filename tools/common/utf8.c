@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT OR LGPL-2.1
-/* UTF-8 validation for the tools' writers. */
+/* UTF-8 validation and quoting for the tools' writers. */
 #include "utf8.h"
 
 int utf8_len(const unsigned char *s)
@@ -27,4 +27,27 @@ int utf8_len(const unsigned char *s)
 		if (s[i] < lo || s[i] > hi)
 			return 0;
 	return n;
+}
+
+void utf8_quoted(FILE *f, const char *s, void (*odd)(FILE *f, unsigned char c, bool ctl))
+{
+	const unsigned char *p = (const unsigned char *)s;
+	int n;
+
+	fputc('"', f);
+	while (*p) {
+		if (*p == '"' || *p == '\\') {
+			fprintf(f, "\\%c", *p++);
+		} else if (*p < 0x20 || *p == 0x7f) {
+			odd(f, *p++, true);
+		} else if (*p < 0x80) {
+			fputc(*p++, f);
+		} else if ((n = utf8_len(p))) {
+			fwrite(p, 1, n, f);
+			p += n;
+		} else {
+			odd(f, *p++, false);
+		}
+	}
+	fputc('"', f);
 }

@@ -11,38 +11,27 @@
 #include "tscinfo.h"
 #include "utf8.h"
 
+/* Control and non-UTF-8 bytes as \xHH, so that a line stays one line. */
+static void log_odd(FILE *f, unsigned char c, bool ctl)
+{
+	(void)ctl;
+	fprintf(f, "\\x%02x", c);
+}
+
 /* A value as it is when it is a plain word, else in double quotes with
- * '"' and '\' escaped and other control or non-UTF-8 bytes as \xHH, so
- * that a line stays one line. */
+ * '"' and '\' escaped and other control or non-UTF-8 bytes as \xHH. */
 static void value(FILE *f, const char *s)
 {
 	const unsigned char *p = (const unsigned char *)s;
 	bool plain = *p != 0;
-	int n;
 
 	for (; *p && plain; p++)
 		plain = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
 			(*p >= '0' && *p <= '9') || strchr("_.,:/+-", *p);
-	if (plain) {
+	if (plain)
 		fputs(s, f);
-		return;
-	}
-	fputc('"', f);
-	for (p = (const unsigned char *)s; *p;) {
-		if (*p == '"' || *p == '\\') {
-			fprintf(f, "\\%c", *p++);
-		} else if (*p < 0x20 || *p == 0x7f) {
-			fprintf(f, "\\x%02x", *p++);
-		} else if (*p < 0x80) {
-			fputc(*p++, f);
-		} else if ((n = utf8_len(p))) {
-			fwrite(p, 1, n, f);
-			p += n;
-		} else {
-			fprintf(f, "\\x%02x", *p++);
-		}
-	}
-	fputc('"', f);
+	else
+		utf8_quoted(f, s, log_odd);
 }
 
 static void kv(FILE *f, const char *key, const char *v)

@@ -20,32 +20,23 @@ static void family(FILE *f, const char *name, const char *type, const char *help
 	fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
-/* A label value: backslash, double quote and newline escaped as the
- * format says; a byte that is not UTF-8 (the format requires it) becomes
- * U+FFFD, as in the JSON output. */
+/* A newline as \n and other control bytes as they are, as the format
+ * says; a byte that is not UTF-8 (the format requires it) becomes U+FFFD,
+ * as in the JSON output. */
+static void label_odd(FILE *f, unsigned char c, bool ctl)
+{
+	if (c == '\n')
+		fputs("\\n", f);
+	else if (ctl)
+		fputc(c, f);
+	else
+		fputs("\xef\xbf\xbd", f);
+}
+
+/* A label value: backslash and double quote escaped, and label_odd(). */
 static void label_value(FILE *f, const char *s)
 {
-	const unsigned char *p = (const unsigned char *)s;
-	int n;
-
-	fputc('"', f);
-	while (*p) {
-		if (*p == '\\' || *p == '"') {
-			fprintf(f, "\\%c", *p++);
-		} else if (*p == '\n') {
-			fputs("\\n", f);
-			p++;
-		} else if (*p < 0x80) {
-			fputc(*p++, f);
-		} else if ((n = utf8_len(p))) {
-			fwrite(p, 1, n, f);
-			p += n;
-		} else {
-			fputs("\xef\xbf\xbd", f);
-			p++;
-		}
-	}
-	fputc('"', f);
+	utf8_quoted(f, s, label_odd);
 }
 
 static void gauge(FILE *f, const char *name, const char *help, unsigned long long v)
