@@ -123,7 +123,8 @@ void print_prometheus(FILE *f, const struct report *r)
 		      "and emulated, 2 trapped with SIGSEGV.", i->tsc_user);
 	if (r->have_traps) {
 		family(f, "tsc_user_traps_total", "counter",
-		       "User RDTSC and RDTSCP the kernel trapped and emulated (tsc0/user_traps).");
+		       "User RDTSC and RDTSCP that kernel.tsc_user trapped since boot, "
+		       "emulated or answered with SIGSEGV (tsc0/user_traps).");
 		fprintf(f, "tsc_user_traps_total %llu\n", (unsigned long long)r->user_traps);
 	}
 	reasons(f, r);

@@ -1,23 +1,34 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * sigprobe STOPFILE nofault|mayfault: RDTSC under a kernel.tsc_user that
- * someone else switches (make soak), until STOPFILE is not empty.
+ * sigprobe STOPFILE nofault|mayfault|sigsegv: RDTSC under a
+ * kernel.tsc_user that someone else sets (make soak), until STOPFILE is
+ * not empty.
  *   - The main thread runs RDTSC at one known instruction. Under allow
  *     and emulate it must not fault (nofault); where sigsegv may be set
  *     (mayfault) each fault must be a SIGSEGV from the kernel (SI_KERNEL)
- *     at that instruction, and the phase must see at least one.
+ *     at that instruction, and the phase must see at least one; where
+ *     sigsegv is held from before the start to after the end (sigsegv),
+ *     every one must fault so.
  *   - A second thread asked for SIGSEGV itself (PR_SET_TSC): each of its
- *     RDTSC must fault, whatever the policy.
+ *     RDTSC must fault, whatever the policy. The kernel does not count
+ *     these in tsc0/user_traps.
  *   - Between its RDTSC, the main thread reads CLOCK_MONOTONIC through
  *     the vDSO, which the policy switches on and off the TSC: it must
  *     never fail, fault or go back.
- * sigprobe --once: one RDTSC in a new process, for the log's check.
+ * sigprobe --once [GATE READY]: one RDTSC in a new process, for the log's
+ * check. With GATE, a FIFO that the caller holds open for writing, it
+ * opens GATE, appends its pid to the file READY, waits until the last
+ * writer closes GATE, then runs its RDTSC: a barrier that starts many at
+ * once.
  *
- * Prints "# figure: sigprobe: ..." and writes "# fact sigprobe/faults" to
- * $TSCKIT_RESULTS. Exit 0 when every rule held, 1 otherwise, 2 on a usage
- * or setup error.
+ * Prints "# figure: sigprobe: MODE: N RDTSC, F faulted; ..." (F: the main
+ * thread's SIGSEGV, the ones tsc0/user_traps counts) and writes "# fact
+ * sigprobe/MODE_faults" to $TSCKIT_RESULTS. Exit 0 when every rule held,
+ * 1 otherwise, 2 on a usage or setup error.
  */
 #define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
@@ -107,8 +118,31 @@ static void *self_sigsegv(void *arg)
 	return NULL;
 }
 
-static int once(void)
+/* Wait at GATE (see the top), then one RDTSC: 1 if it faulted. */
+static int once(const char *gate, const char *ready)
 {
+	char line[32], c;
+	ssize_t n;
+	int fd, rfd, len;
+
+	if (gate) {
+		fd = open(gate, O_RDONLY | O_CLOEXEC);
+		rfd = open(ready, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+		len = snprintf(line, sizeof(line), "%d\n", (int)getpid());
+		if (fd < 0 || rfd < 0 || write(rfd, line, len) != len) {
+			perror("sigprobe: --once GATE READY");
+			return 2;
+		}
+		close(rfd);
+		/* Empty and held open for writing: read blocks until closed. */
+		while ((n = read(fd, &c, 1)) != 0) {
+			if (n < 0 && errno != EINTR) {
+				perror("sigprobe: reading GATE");
+				return 2;
+			}
+		}
+		close(fd);
+	}
 	probe_rdtsc();
 	return faults ? 1 : 0;
 }
@@ -118,19 +152,21 @@ int main(int argc, char **argv)
 	struct sigaction sa = { .sa_sigaction = on_segv, .sa_flags = SA_SIGINFO };
 	unsigned long reads = 0, vdso_reads = 0, back = 0, vdso_err = 0;
 	struct timespec last = { 0, 0 }, now;
-	int i, mayfault, ok = 1;
+	int i, mayfault, allfault, ok = 1;
 	pthread_t self;
 	FILE *res;
 
 	sigaction(SIGSEGV, &sa, NULL);
-	if (argc == 2 && !strcmp(argv[1], "--once"))
-		return once();
-	if (argc != 3 || (strcmp(argv[2], "nofault") && strcmp(argv[2], "mayfault"))) {
-		fprintf(stderr, "usage: sigprobe STOPFILE nofault|mayfault | sigprobe --once\n");
+	if (argc >= 2 && !strcmp(argv[1], "--once") && (argc == 2 || argc == 4))
+		return once(argc == 4 ? argv[2] : NULL, argc == 4 ? argv[3] : NULL);
+	if (argc != 3 || (strcmp(argv[2], "nofault") && strcmp(argv[2], "mayfault") &&
+			  strcmp(argv[2], "sigsegv"))) {
+		fprintf(stderr, "usage: sigprobe STOPFILE nofault|mayfault|sigsegv | sigprobe --once [GATE READY]\n");
 		return 2;
 	}
 	stopfile = argv[1];
-	mayfault = !strcmp(argv[2], "mayfault");
+	allfault = !strcmp(argv[2], "sigsegv");
+	mayfault = allfault || !strcmp(argv[2], "mayfault");
 	if (pthread_create(&self, NULL, self_sigsegv, NULL)) {
 		fprintf(stderr, "sigprobe: cannot start a thread\n");
 		return 2;
@@ -166,6 +202,11 @@ int main(int argc, char **argv)
 	}
 	if (mayfault && !faults) {
 		printf("sigprobe: RDTSC never faulted, though sigsegv was set meanwhile\n");
+		ok = 0;
+	}
+	if (allfault && faults != reads) {
+		printf("sigprobe: %lu of %lu RDTSC did not fault under sigsegv\n",
+		       reads - faults, reads);
 		ok = 0;
 	}
 	if (self_faults != self_reads) {
