@@ -20,6 +20,9 @@
  *   scale across a switch: the new source is offset so that it continues
  *   from the old one at the switch, a little ahead (the time the switch
  *   took to read the new source, plus 1 us for the skew between CPUs).
+ *   The calibrated TSC's takeover from the fallback clock is no step: the
+ *   kernel keeps time with the TSC, so the TSC line can meet the clock on
+ *   every CPU, ahead of it only by what reading the clock takes.
  *   When RDTSC starts to fault (kernel.tsc_user=2) the TSC cannot be read
  *   at the switch: its scale is estimated from CLOCK_MONOTONIC_RAW and
  *   the last anchor, and the step adds 1 us per ms since that anchor
@@ -135,14 +138,30 @@ struct tsc_opts {
 	bool all_facts;
 };
 
-/* Declare zero-filled options: TSC_OPTS(o, .sysroot = "dump"); */
+/* Declare zero-filled options: TSC_OPTS(o, .sysroot = "dump"); or
+ * TSC_OPTS(o, ) for none.  In C++ too (designated initializers, a C++20
+ * feature that g++ and clang++ take in C++11 and C++17 as an extension),
+ * where g++'s -Wextra would warn about every member left out: they are
+ * zero, as in C, so the macro turns that warning off for itself. */
+#ifdef __cplusplus
+#define __TSC_OPTS_PUSH							\
+	_Pragma("GCC diagnostic push")					\
+	_Pragma("GCC diagnostic ignored \"-Wmissing-field-initializers\"")
+#define __TSC_OPTS_POP _Pragma("GCC diagnostic pop")
+#else
+#define __TSC_OPTS_PUSH
+#define __TSC_OPTS_POP
+#endif
 #define TSC_OPTS(NAME, ...)						\
 	struct tsc_opts NAME = __extension__ ({				\
 		memset(&NAME, 0, sizeof(struct tsc_opts));		\
-		(struct tsc_opts){					\
+		__TSC_OPTS_PUSH						\
+		struct tsc_opts __tsc_opts = {				\
 			.sz = sizeof(struct tsc_opts),			\
 			__VA_ARGS__					\
 		};							\
+		__TSC_OPTS_POP						\
+		__tsc_opts;						\
 	})
 
 /* Open: gather facts, decide, publish.  opts may be NULL.  Returns NULL
@@ -201,7 +220,8 @@ struct tsc_info {
 	char clocksource[32];	/* current_clocksource, "" if unknown */
 	uint64_t decisions;	/* re-decisions made (open counts as one) */
 	uint64_t switches;	/* TSC <-> fallback switches and factor changes */
-	int64_t last_step_ns;	/* library scale minus new source at last switch */
+	int64_t last_step_ns;	/* library scale minus new source at last switch;
+				 * the takeover: TSC line minus fallback clock */
 	int64_t scale_offset_ns;/* library scale minus CLOCK_MONOTONIC_RAW now */
 	uint64_t anchors;	/* wall-clock re-anchors made */
 	int vdso_raw;		/* last __vdso_tsc_raw(): 0, -ENODEV, ...; 1 not called */
@@ -214,7 +234,8 @@ struct tsc_info {
 	int64_t last_clock_step_ns;	/* the last one's size */
 	int64_t wall_error_ns;	/* CLOCK_MONOTONIC minus its mapping at the
 				 * last anchor, which slewing then absorbs */
-	uint64_t refinements;	/* calibration refinements, each a slew */
+	uint64_t refinements;	/* calibration refinements, each a slew, from
+				 * the wall anchors' brackets */
 };
 /* Copy at most sz bytes of the current info and zero the rest of sz;
  * returns how many bytes this library filled (its struct's size, or sz

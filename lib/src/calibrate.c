@@ -6,7 +6,10 @@
  * that sample.  The narrowest bracket of a burst is kept at the start;
  * later bursts measure the rate over the whole interval since, so the
  * bound falls as 1/t: under 1 ppm within tens of ms where a bracket is
- * tens of ns wide, and on from there as the watcher refines it.
+ * tens of ns wide, and on from there as the watcher refines it.  Once
+ * the TSC is in use, the refinements take no bursts of their own: each
+ * wall anchor reads CLOCK_MONOTONIC_RAW between two ordered TSC reads,
+ * the narrowest of 8, which is such a bracket (wall.c, decide.c).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -52,19 +55,26 @@ void tsc__calib_begin(struct calib *c)
 	snprintf(c->why, sizeof(c->why), "calibration: started");
 }
 
-/* One more burst: the factors over the interval since the first
- * bracket, kept if their bound is lower than the last one's.  Returns
- * 1 if they improved, 0 if not, -EIO if TSC or clock did not advance,
- * -ERANGE if the rate is implausible. */
-int tsc__calib_update(struct calib *c)
+/* One more bracket, the narrowest of a burst or the one given (an
+ * anchor's): the factors over the interval since the first bracket,
+ * kept if their bound is lower than the last one's.  The bound is the
+ * two brackets' half-widths over the interval, whichever took them.
+ * Returns 1 if they improved, 0 if not, -EIO if TSC or clock did not
+ * advance, -ERANGE if the rate is implausible. */
+int tsc__calib_update(struct calib *c, const struct bracket *given)
 {
 	const struct bracket *a = &c->a;
 	struct bracket b;
 	uint64_t d, n, w, err_ppb, khz;
 	unsigned __int128 m;
 
-	best(&b, 8);
-	if (b.ns <= a->ns || b.t0 <= a->t1)
+	if (given) {
+		b = *given;
+	} else {
+		best(&b, 8);
+		c->bursts++;
+	}
+	if (b.t1 < b.t0 || b.ns <= a->ns || b.t0 <= a->t1)
 		return -EIO;
 	d = (b.t0 + (b.t1 - b.t0) / 2) - (a->t0 + (a->t1 - a->t0) / 2);
 	n = b.ns - a->ns;
@@ -94,7 +104,7 @@ int tsc__calibrate(struct calib *c, uint64_t max_ns)
 	if (!c->done)
 		tsc__calib_begin(c);
 	for (;;) {
-		if (tsc__calib_update(c) == -ERANGE)
+		if (tsc__calib_update(c, NULL) == -ERANGE)
 			return -ERANGE;
 		if (c->ok && c->took_ns >= 2000000)
 			return 0;

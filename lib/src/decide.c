@@ -56,22 +56,39 @@ static bool noteworthy(int err)
 }
 
 /* With a watcher, tsc_open() only begins a calibration: the watcher,
- * woken every 10 ms meanwhile, takes the TSC once the bound is 1 ppm,
- * and goes on refining it once a second down to REFINE_PPB.  Without
- * one, tsc_open() calibrates for up to 20 ms, and each
- * tsc_process_events() refines. */
+ * woken every 10 ms meanwhile, measures a burst at each wake and takes
+ * the TSC once the bound is 1 ppm.  Without one, tsc_open() calibrates
+ * for up to 20 ms.  Either way the factors are then refined down to
+ * REFINE_PPB from the wall anchors, once a second (the watcher's, or
+ * tsc_process_events()'s): each reads CLOCK_MONOTONIC_RAW between two
+ * TSC reads while the TSC is in use, the same bracket a burst takes,
+ * so no burst is taken any more (the watcher takes the anchor that is
+ * due before it decides, while refining: tsc_process_events()). */
 #define REFINE_PPB 10
 
 static void calibrate(struct tsc *t)
 {
 	struct calib *c = &t->sf.calib;
 
-	if (!c->ok && (t->opts.no_watcher || t->watch_err))
+	if (!c->ok && (t->opts.no_watcher || t->watch_err)) {
 		tsc__calibrate(c, 20000000);
-	else if (!c->done)
+	} else if (!c->done) {
 		tsc__calib_begin(c);
-	else if (!c->ok || c->f.err_ppb > REFINE_PPB)
-		tsc__calib_update(c);
+	} else if (!c->ok) {
+		tsc__calib_update(c, NULL);
+	} else if (c->f.err_ppb > REFINE_PPB && t->anchor_b_new) {
+		tsc__calib_update(c, &t->anchor_b);
+		t->anchor_b_new = false;
+	}
+}
+
+/* Calibrated factors in use that a bracket would refine. */
+bool tsc__refining(const struct tsc *t)
+{
+	const struct calib *c = &t->sf.calib;
+
+	return c->ok && c->f.err_ppb > REFINE_PPB && t->d.usable &&
+	       t->d.f.src == TSC_SRC_CALIBRATION;
 }
 
 bool tsc__calibrating(const struct tsc *t)
@@ -355,12 +372,14 @@ void tsc__decide(struct tsc *t, struct decision *d)
 	 * would be used, or when asked for. */
 	need = ok && run && !t->opts.force_fallback;
 	ok &= pick(t, d, need || (run && t->opts.force_calibrate));
-	if (!d->f.src && need && tsc__calibrating(t))
+	if (!d->f.src && need && tsc__calibrating(t)) {
 		BLOCK("calibrating: the TSC is used once the error bound is at most 1 ppm");
-	else if (!d->f.src && need)
+		d->calib_wait = true;
+	} else if (!d->f.src && need) {
 		BLOCK("no conversion factors: no kernel factors, no frequency, no calibration");
-	else if (!d->f.src)
+	} else if (!d->f.src) {
 		NOTE("no conversion factors: none known, and none needed while the TSC is not used");
+	}
 	if (t->sf.rdtscp_shown)
 		NOTE("ordered reads: RDTSCP");
 	else

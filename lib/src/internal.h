@@ -111,13 +111,16 @@ struct bracket {
 };
 
 /* A calibration: begun (done) at the first bracket a, ok once its
- * factors f are bound to 1 ppm; took_ns is the interval f spans. */
+ * factors f are bound to 1 ppm; took_ns is the interval f spans;
+ * bursts counts the brackets it took itself (the rest came from the
+ * wall anchors: decide.c). */
 struct calib {
 	bool done, ok;
 	struct bracket a;
 	uint64_t start_ns;
 	struct factors f;
 	uint64_t took_ns;
+	uint64_t bursts;
 	char why[160];
 };
 
@@ -177,6 +180,7 @@ struct dyn_facts {
 struct decision {
 	bool usable;
 	bool rdtsc_ok;		/* RDTSC may be executed */
+	bool calib_wait;	/* not usable only for want of a 1 ppm bound */
 	struct factors f;
 	int n;
 	struct tsc_reason r[MAX_REASONS];
@@ -190,11 +194,12 @@ struct wall_seg {
 	uint64_t s, b, len;
 	int64_t rate, slew;
 };
-/* One clock: cur from cur.s on, prev before it, never below floor
- * from floor_from to cur.s (only after a writer stalled, see wall.c). */
+/* One clock: cur from cur.s on, prev before it, and from floor_from to
+ * cur.s never below the line floor (only after a writer stalled, see
+ * wall.c; floor_from UINT64_MAX: none). */
 struct wall_map {
-	struct wall_seg prev, cur;
-	uint64_t floor, floor_from;
+	struct wall_seg prev, cur, floor;
+	uint64_t floor_from;
 };
 struct wall_copy {
 	uint32_t valid;
@@ -246,6 +251,10 @@ struct tsc {
 	bool wfreq_ok;
 	uint64_t wall_T;	/* library ns where the last segments start */
 	uint64_t last_anchor_raw;
+	/* The last anchor's CLOCK_MONOTONIC_RAW reading in TSC ticks (taken
+	 * while the TSC is in use): the calibration's next bracket. */
+	struct bracket anchor_b;
+	bool anchor_b_new;
 	uint64_t (*wall_now)(struct tsc *t);	/* the writer's clock (tests replace it) */
 	/* watching */
 	int epfd, timerfd, stopfd;
@@ -267,6 +276,7 @@ void tsc__reason(struct decision *d, enum tsc_reason_kind k, const char *fmt, ..
 	__attribute__((format(printf, 3, 4)));
 void tsc__decide(struct tsc *t, struct decision *d);
 bool tsc__calibrating(const struct tsc *t);	/* begun, bound not yet 1 ppm */
+bool tsc__refining(const struct tsc *t);	/* in use, bound above 10 ppb */
 /* facts.c */
 void tsc__static_facts(struct tsc *t);
 void tsc__dyn_facts(struct tsc *t, struct dyn_facts *df);
@@ -280,7 +290,7 @@ void tsc__need_perf(struct tsc *t, bool needed);
 /* perf.c, calibrate.c */
 int tsc__perf_factors(struct factors *f, char *why, size_t cap);
 void tsc__calib_begin(struct calib *c);
-int tsc__calib_update(struct calib *c);
+int tsc__calib_update(struct calib *c, const struct bracket *b);
 int tsc__calibrate(struct calib *c, uint64_t max_ns);
 /* publish.c */
 uint64_t tsc__mono_raw(void);

@@ -18,6 +18,13 @@
  * CLOCK_MONOTONIC_RAW and the offset measured at the last anchor; the two
  * may have drifted apart since, so the margin grows by ESTIMATE_PPM of
  * the time since that anchor (the bound wall.c also puts on their rates).
+ *
+ * The takeover is the exception: when a calibration reaches its 1 ppm
+ * bound, the TSC takes over from the fallback clock without a step (see
+ * take_over()).  The kernel keeps time with the TSC (the decision says
+ * so), so the fallback clock on any CPU is the kernel's line of that
+ * CPU's TSC: the two lines can be made to meet, whatever the skew
+ * between CPUs, and the new one is never behind the old.
  */
 #include <errno.h>
 #include <string.h>
@@ -142,6 +149,121 @@ void tsc__latch_turn(uint32_t *seq)
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 }
 
+/* The fallback clock's reading c + offset lies between two ordered TSC
+ * reads t0 and t1 of the writer's CPU: the narrowest of 8. */
+static void clock_bracket(const struct tsc_fast_state *old, struct bracket *b)
+{
+	struct bracket s;
+	int i;
+
+	*b = (struct bracket){ .t0 = 1 };
+	for (i = 0; i < 8; i++) {
+		s.t0 = tsc__rdtsc_lfence();
+		s.ns = tsc__clock_ns(old->clock) + old->clock_offset;
+		s.t1 = tsc__rdtsc_lfence();
+		if (s.t1 >= s.t0 && (b->t1 < b->t0 || s.t1 - s.t0 < b->t1 - b->t0))
+			*b = s;
+	}
+}
+
+/* How far apart the fallback clock and the calibrated TSC may run, in
+ * ppb: CLOCK_MONOTONIC_RAW is what the calibration measured against, to
+ * its bound (plus 1 ppm); CLOCK_MONOTONIC adds NTP's frequency (from
+ * adjtimex() at the last anchor; 10%, as far as tick can set it, if not
+ * known) and 500 ppm for the offset it slews. */
+static uint64_t takeover_ppb(const struct tsc *t, const struct tsc_fast_state *old,
+			     uint64_t err_ppb)
+{
+	int64_t f = t->wfreq < 0 ? -t->wfreq : t->wfreq;
+
+	if (old->clock == CLOCK_MONOTONIC_RAW)
+		return err_ppb + 1000;
+	return err_ppb + 1000 + 500000 +
+	       (t->wfreq_ok ? (uint64_t)((__int128)f * 1000000000 >> 32) : 100000000);
+}
+
+/* The calibrated TSC takes over from the fallback clock: no switch
+ * margin, but the TSC line through the clock's reading at the start of
+ * its bracket, t0, plus what the two may drift apart over the next
+ * ahead ns (rate bound times ahead, plus 1 ns), and the turn to the new
+ * copy made before that, at P (the writer looks after it wrote the
+ * copy, and measures again with twice the time if it stalled past P).
+ * The clock was read at some tick x in [t0, t1], so from t0 to P the
+ * new line is at or above the old one, and above by at most the time
+ * from t0 to x plus the margin: readers still on the old copy read the
+ * clock before the turn, below P, so no reader sees time go back, and
+ * none sees a jump larger than that (a few tens of ns where
+ * clock_gettime() is a vDSO call).  What it was, measured after the
+ * turn, becomes last_step_ns.  A writer stalled past P 32 times running
+ * (ahead 12.8 ms from the 9th on) goes ahead with the last. */
+static void take_over(struct tsc *t, const struct tsc_fast_state *old,
+		      struct tsc_fast_state *nf, uint64_t err_ppb)
+{
+	uint64_t ppb = takeover_ppb(t, old, err_ppb), ahead = 50000, m, p;
+	struct bracket b;
+	int tries;
+
+	tsc__latch_turn(&t->fast.seq);		/* readers: s[1] */
+	for (tries = 0; tries < 32; tries++) {
+		clock_bracket(old, &b);
+		if (b.t1 < b.t0) {		/* never in order: as read at t0 */
+			b.t0 = b.t1 = tsc__rdtsc_lfence();
+			b.ns = tsc__clock_ns(old->clock) + old->clock_offset;
+		}
+		m = (uint64_t)((unsigned __int128)ahead * ppb / 1000000000) + 1;
+		nf->offset = b.ns + m - conv(nf, b.t0);
+		p = b.t0 + (uint64_t)(((unsigned __int128)ahead << nf->shift) / nf->mult);
+		store_fast(&t->fast.s[0], nf);
+		if (tsc__rdtsc_lfence() < p)
+			break;
+		if (ahead < 10000000)
+			ahead *= 2;
+	}
+	tsc__latch_turn(&t->fast.seq);		/* readers: s[0] */
+	store_fast(&t->fast.s[1], nf);
+}
+
+/* The new line minus the old at the same tick: the old read around a
+ * TSC read, the narrowest of 8 (within half its width). */
+static int64_t step_at_switch(const struct tsc_fast_state *old,
+			      const struct tsc_fast_state *nf)
+{
+	uint64_t o0, o1, x, w = UINT64_MAX;
+	int64_t step = 0;
+	int i;
+
+	for (i = 0; i < 8; i++) {
+		o0 = read_state(old);
+		x = tsc__rdtsc_lfence();
+		o1 = read_state(old);
+		if (o1 >= o0 && o1 - o0 < w) {
+			w = o1 - o0;
+			step = (int64_t)(conv(nf, x) + nf->offset - (o0 + w / 2));
+		}
+	}
+	return step;
+}
+
+/* The library's scale minus CLOCK_MONOTONIC_RAW: RAW read between two
+ * library reads, the narrowest of 8. */
+static int64_t scale_now(struct tsc *t)
+{
+	uint64_t l0, l1, r, w = UINT64_MAX;
+	int64_t off = 0;
+	int i;
+
+	for (i = 0; i < 8; i++) {
+		l0 = tsc__lib_now(t);
+		r = tsc__mono_raw();
+		l1 = tsc__lib_now(t);
+		if (l1 >= l0 && l1 - l0 < w) {
+			w = l1 - l0;
+			off = (int64_t)(l0 + w / 2 - r);
+		}
+	}
+	return off;
+}
+
 /* A refinement of the TSC's factors: the same source, within 10 ppm. */
 static bool refinement(const struct tsc *t, const struct tsc_fast_state *f,
 		       const struct tsc_fast_state *nf)
@@ -209,8 +331,9 @@ static void fill_info(struct tsc *t, const struct decision *d)
 /* Caller holds t->lock.  Returns 1 if the fast path changed. */
 int tsc__publish(struct tsc *t, const struct decision *d)
 {
-	struct tsc_fast_state *f = current(t), nf = *f;
-	bool first = t->info.decisions == 0;
+	struct tsc_fast_state *f = current(t), nf = *f, old;
+	bool first = t->info.decisions == 0, takeover;
+	int64_t step;
 
 	nf.mode = d->usable ? TSC_MODE_TSC : TSC_MODE_CLOCK;
 	if (d->f.src) {
@@ -220,6 +343,9 @@ int tsc__publish(struct tsc *t, const struct decision *d)
 	nf.clock = t->opts.fallback == TSC_FALLBACK_MONOTONIC ?
 		   CLOCK_MONOTONIC : CLOCK_MONOTONIC_RAW;
 	nf.rdtscp = t->sf.rdtscp_exec;
+	/* The TSC after a calibration, from the fallback clock it waited on. */
+	takeover = !first && t->d.calib_wait && f->mode == TSC_MODE_CLOCK &&
+		   nf.mode == TSC_MODE_TSC && d->f.src == TSC_SRC_CALIBRATION;
 	t->d = *d;
 	if (!first && nf.mode == f->mode && nf.rdtscp == f->rdtscp &&
 	    (nf.mode != TSC_MODE_TSC || (nf.mult == f->mult && nf.shift == f->shift))) {
@@ -232,23 +358,31 @@ int tsc__publish(struct tsc *t, const struct decision *d)
 		t->info.refinements++;
 		return 1;
 	}
-	if (first)
-		anchor_raw(&nf);
-	else
-		continue_from(t, f, &nf, f->mode != TSC_MODE_TSC ||
-			      tsc__rdtsc_allowed(t, &t->df));
-	tsc__latch_turn(&t->fast.seq);		/* readers: s[1] */
-	store_fast(&t->fast.s[0], &nf);
-	tsc__latch_turn(&t->fast.seq);		/* readers: s[0] */
-	store_fast(&t->fast.s[1], &nf);
+	old = *f;
+	if (takeover) {
+		take_over(t, &old, &nf, d->f.err_ppb);
+	} else {
+		if (first)
+			anchor_raw(&nf);
+		else
+			continue_from(t, &old, &nf, old.mode != TSC_MODE_TSC ||
+				      tsc__rdtsc_allowed(t, &t->df));
+		tsc__latch_turn(&t->fast.seq);		/* readers: s[1] */
+		store_fast(&t->fast.s[0], &nf);
+		tsc__latch_turn(&t->fast.seq);		/* readers: s[0] */
+		store_fast(&t->fast.s[1], &nf);
+	}
 
 	fill_info(t, d);
 	if (!first) {
-		int64_t old = t->scale_offset;
-
-		t->scale_offset = (int64_t)(tsc__lib_now(t) - tsc__mono_raw());
+		step = t->scale_offset;
+		t->scale_offset = scale_now(t);
+		step = t->scale_offset - step;
+		/* The fallback clock still runs: measure against it. */
+		if (takeover)
+			step = step_at_switch(&old, &nf);
 		t->info.switches++;
-		t->info.last_step_ns = t->scale_offset - old;
+		t->info.last_step_ns = step;
 	}
 	t->info.scale_offset_ns = t->scale_offset;
 	return 1;

@@ -20,14 +20,16 @@
  * still on the old copy maps every ns below T exactly as the new one
  * does.  The writer checks that T is still ahead before it sends readers
  * to the new copy, and again after; if it stalled past T, it starts the
- * segments again further on, from no lower than any reader can have seen.
- * A stall between its last look and the turn cannot be seen: readers of
- * the old copy then run on past T, by the old rate, and the new copy may
- * be below them by the stall times the change of rate (the whole stall
- * where the new segment stands still).  So tsc_clock_gettime() of the
- * clocks that never go back also keeps the highest value any reader
- * returned, and returns no less (one compare-and-swap per read, on a
- * cache line of its own).
+ * segments again further on, and bridges to there from the highest any
+ * reader can have seen at its clock's now, rising as steeply as the
+ * steepest segment in play: never lower than a copy readers still use,
+ * and never standing still (behind()).  A stall between its last look
+ * and the turn cannot be seen: readers of the old copy then run on past
+ * T, by the old rate, and the new copy may be below them by the stall
+ * times the change of rate (the whole stall where the new segment stands
+ * still).  So tsc_clock_gettime() of the clocks that never go back also
+ * keeps the highest value any reader returned, and returns no less (one
+ * compare-and-swap per read, on a cache line of its own).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -67,12 +69,15 @@ static uint64_t seg_at(const struct wall_seg *g, uint64_t ns)
 
 static uint64_t map_at(const struct wall_map *m, uint64_t ns)
 {
-	uint64_t v;
+	uint64_t v, f;
 
 	if (ns >= m->cur.s)
 		return seg_at(&m->cur, ns);
 	v = seg_at(&m->prev, ns);
-	return ns >= m->floor_from && v < m->floor ? m->floor : v;
+	if (ns < m->floor_from)
+		return v;
+	f = seg_at(&m->floor, ns);
+	return v < f ? f : v;
 }
 
 /* --- readers: lock-free (retry only if the writer published meanwhile),
@@ -116,7 +121,7 @@ static int wall_read(struct tsc *t, int i, bool now, uint64_t *ns, uint64_t *out
 		valid = __atomic_load_n(&c->valid, __ATOMIC_RELAXED);
 		load_seg(&m.prev, &c->m[i].prev);
 		load_seg(&m.cur, &c->m[i].cur);
-		m.floor = __atomic_load_n(&c->m[i].floor, __ATOMIC_RELAXED);
+		load_seg(&m.floor, &c->m[i].floor);
 		m.floor_from = __atomic_load_n(&c->m[i].floor_from, __ATOMIC_RELAXED);
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
 	} while (__atomic_load_n(&t->wall.seq, __ATOMIC_RELAXED) != seq);
@@ -147,7 +152,7 @@ static void store_copy(struct wall_copy *d, const struct wall_copy *n)
 	for (i = 0; i < W_NR; i++) {
 		store_seg(&d->m[i].prev, &n->m[i].prev);
 		store_seg(&d->m[i].cur, &n->m[i].cur);
-		__atomic_store_n(&d->m[i].floor, n->m[i].floor, __ATOMIC_RELAXED);
+		store_seg(&d->m[i].floor, &n->m[i].floor);
 		__atomic_store_n(&d->m[i].floor_from, n->m[i].floor_from, __ATOMIC_RELAXED);
 	}
 }
@@ -290,7 +295,7 @@ static void plan(struct tsc *t, const struct wall_sample *x, int i, uint64_t T,
 	}
 	m->prev = m->cur;
 	m->cur = g;
-	m->floor = 0;
+	m->floor_from = UINT64_MAX;
 }
 
 /* The first anchor: each clock's mapping starts at its reading. */
@@ -300,40 +305,65 @@ static void start(struct tsc *t, const struct wall_sample *x, struct wall_map *m
 			      .rate = t->wt[i == W_RAW ? W_RAW : W_MONO].rate };
 
 	m->prev = m->cur = g;
-	m->floor = 0;
+	m->floor_from = UINT64_MAX;
+}
+
+/* The steepest any segment of a mapping runs: its rate, plus its slew
+ * while that lasts. */
+static int64_t steepest(const struct wall_map *m, int64_t r)
+{
+	const struct wall_seg *g[3] = { &m->prev, &m->cur, &m->floor };
+	int k;
+
+	for (k = 0; k < (m->floor_from == UINT64_MAX ? 2 : 3); k++)
+		if (g[k]->rate + (g[k]->slew > 0 ? g[k]->slew : 0) > r)
+			r = g[k]->rate + (g[k]->slew > 0 ? g[k]->slew : 0);
+	return r;
 }
 
 /* Readers of the copies replaced in this anchor map ns up to the writer's
- * now (+ skew).  If that reached T, where their mappings and the new one
- * part, start the new segments further on, from no lower than any of
- * them there (unless the kernel set the clock back), hold the new copy
- * at that from the first T, from (below it, every copy agrees), until
- * then, and say so. */
+ * now (+ skew, for a CPU whose TSC is ahead).  If that reached T, where
+ * their mappings and the new one part, start the new segments further
+ * on, at T = now + 50 us, and until then bridge from the highest of them
+ * at now, rising as steeply as the steepest of them: at every ns from now
+ * on, the new copy is then at least as high as any copy readers may
+ * still be using, however long the writer takes to send them to it, and
+ * it never stands still (as a constant floor would, from the writer's
+ * now to wherever that value lay: the flat a reader of tests/lib/wall.c
+ * saw, up to 1 us after a stall).  Below now the bridge, which starts
+ * at the first T, from, only ever raises the old segments (below from,
+ * every copy agrees).  Not when the kernel set the clock back (REALTIME,
+ * TAI): that step is the one these clocks take.  Says so. */
 static bool behind(struct tsc *t, const struct wall_copy *old, struct wall_copy *n,
 		   uint64_t from)
 {
-	uint64_t now = t->wall_now(t), at = now + SKEW_NS, hi, T;
+	uint64_t now = t->wall_now(t), hi, b, T;
 	int i;
 
-	if (at < t->wall_T)
+	if (now + SKEW_NS < t->wall_T)
 		return false;
 	T = now + AHEAD_NS;
 	for (i = 0; i < W_NR; i++) {
 		struct wall_map *m = &n->m[i];
+		const struct wall_map *o = &old->m[i];
 		uint64_t done = T - m->cur.s;
 
-		hi = map_at(m, at);
-		if (!t->wt[i].back && map_at(&old->m[i], at) > hi)
-			hi = map_at(&old->m[i], at);
-		if (t->wt[i].back)
-			hi = 0;
-		m->cur.b = seg_at(&m->cur, T) > hi ? seg_at(&m->cur, T) : hi;
-		if (!t->wt[i].back && seg_at(&m->prev, T) > m->cur.b)
-			m->cur.b = seg_at(&m->prev, T);
+		b = seg_at(&m->cur, T);
+		if (!t->wt[i].back) {
+			hi = map_at(m, now) > map_at(o, now) ? map_at(m, now) : map_at(o, now);
+			m->floor = (struct wall_seg){ .s = now, .b = hi,
+						      .rate = steepest(o, steepest(m, INT64_MIN)) };
+			m->floor_from = from;
+			if (seg_at(&m->floor, T) > b)
+				b = seg_at(&m->floor, T);
+			if (seg_at(&m->prev, T) > b)
+				b = seg_at(&m->prev, T);
+		} else {
+			m->floor_from = UINT64_MAX;
+		}
+		m->cur.b = b;
 		m->cur.len = m->cur.len > done ? m->cur.len - done : 0;
 		m->cur.s = T;
-		m->floor = hi;
-		m->floor_from = from;
 	}
 	t->wall_T = T;
 	return true;
@@ -410,6 +440,34 @@ static void measure(struct tsc *t, clockid_t clk, uint64_t *l, uint64_t *c, uint
 	}
 }
 
+/* CLOCK_MONOTONIC_RAW while the TSC is in use: read between two ordered
+ * TSC reads, the narrowest of 8, and the library's ns from the same
+ * ticks (the state cannot change: the caller holds the lock every
+ * publisher takes).  The bracket is also the calibration's next one
+ * (decide.c): the refinements take no readings of their own. */
+static void measure_raw_tsc(struct tsc *t, uint64_t *l, uint64_t *c, uint64_t *w)
+{
+	struct bracket b = { 0 }, s;
+	int i;
+
+	for (i = 0; i < 8; i++) {
+		s.t0 = tsc__rdtsc_lfence();
+		s.ns = tsc__mono_raw();
+		s.t1 = tsc__rdtsc_lfence();
+		if (s.t1 >= s.t0 && (!b.t1 || s.t1 - s.t0 < b.t1 - b.t0))
+			b = s;
+	}
+	if (!b.t1) {		/* TSC reads never in order: as any clock */
+		measure(t, CLOCK_MONOTONIC_RAW, l, c, w);
+		return;
+	}
+	*l = tsc_ticks_to_ns(t, b.t0 + (b.t1 - b.t0) / 2);
+	*w = tsc_ticks_to_ns(t, b.t1) - tsc_ticks_to_ns(t, b.t0);
+	*c = b.ns;
+	t->anchor_b = b;
+	t->anchor_b_new = true;
+}
+
 /* adjtimex()'s frequency and tick as a rate in 2^-32 units: MONOTONIC's
  * rate against CLOCK_MONOTONIC_RAW, but for the offset being slewed. */
 static bool ntp_freq(int64_t *rate)
@@ -430,7 +488,10 @@ int tsc__reanchor(struct tsc *t)
 	int i;
 
 	for (i = 0; i < W_NR; i++)
-		measure(t, wall_clk[i], &x.l[i], &x.c[i], &x.w[i]);
+		if (i == W_RAW && tsc_in_use(t))
+			measure_raw_tsc(t, &x.l[i], &x.c[i], &x.w[i]);
+		else
+			measure(t, wall_clk[i], &x.l[i], &x.c[i], &x.w[i]);
 	x.freq_ok = ntp_freq(&x.freq);
 	tsc__wall_anchor(t, &x);
 	t->last_anchor_raw = tsc__mono_raw();

@@ -63,6 +63,7 @@ TSC_API int tsc_process_events(struct tsc *t)
 	struct decision d;
 	uint64_t ticks;
 	int changed;
+	bool due;
 
 	if (!t)
 		return tsc__set_errno(-EINVAL);
@@ -72,9 +73,17 @@ TSC_API int tsc_process_events(struct tsc *t)
 	}
 	/* Reading the watched files also clears their events. */
 	tsc__dyn_facts(t, &t->df);
+	/* While the calibrated factors are refined, the anchor that is due
+	 * comes first: its bracket is the refinement's (decide.c).  Only
+	 * while RDTSC may still run (the anchor reads the TSC). */
+	due = tsc__mono_raw() - t->last_anchor_raw >= ANCHOR_NS - ANCHOR_NS / 50;
+	if (due && tsc__refining(t) && tsc__rdtsc_allowed(t, &t->df)) {
+		tsc__reanchor(t);
+		due = false;
+	}
 	tsc__decide(t, &d);
 	changed = tsc__publish(t, &d);
-	if (changed || tsc__mono_raw() - t->last_anchor_raw >= ANCHOR_NS - ANCHOR_NS / 50)
+	if (changed || due)
 		tsc__reanchor(t);
 	set_timer(t);
 	pthread_mutex_unlock(&t->lock);

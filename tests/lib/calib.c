@@ -4,12 +4,20 @@
  * kernel (no factors) where the library calibrates, a handle with a watcher reads
  * the fallback clock at first, takes the TSC once the bound is 1 ppm, and
  * refines it, each time as a slew; readers of both kinds run throughout
- * and never see time go back.  A handle without a watcher calibrates in
- * tsc_open(), as before.  Times are figures, not checks.
+ * and never see time go back.  The takeover itself is no step: the TSC
+ * line meets the fallback clock, ahead of it by less than the switch
+ * margin of 1 us (by about the time clock_gettime() takes to read its
+ * clock; checked where a bracket of it is under 200 ns, a figure
+ * elsewhere).  The refinements take their brackets from the wall
+ * anchors: no calibration burst after the takeover.  The same with
+ * CLOCK_MONOTONIC as the fallback clock.  A handle without a
+ * watcher calibrates in tsc_open(), as before.  Times are figures, not
+ * checks.
  */
 #include <pthread.h>
 
 #include "t.h"
+#include "../../lib/src/internal.h"
 
 static struct tsc *h;
 static int stop;
@@ -43,6 +51,34 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+/* The calibration's own bursts so far (under the lock the watcher takes). */
+static uint64_t bursts(struct tsc *t)
+{
+	uint64_t n;
+
+	pthread_mutex_lock(&t->lock);
+	n = t->sf.calib.bursts;
+	pthread_mutex_unlock(&t->lock);
+	return n;
+}
+
+/* The narrowest bracket of clock_gettime(CLOCK_MONOTONIC_RAW) between two
+ * ordered TSC reads, in ns: what reading the fallback clock takes here. */
+static uint64_t clock_read_ns(struct tsc *t)
+{
+	uint64_t best = UINT64_MAX, a, b;
+	int k;
+
+	for (k = 0; k < 64; k++) {
+		a = tsc_rdtsc_ordered(t);
+		t_clock(CLOCK_MONOTONIC_RAW);
+		b = tsc_rdtsc_ordered(t);
+		if (b >= a && tsc_delta_to_ns(t, b - a) < best)
+			best = tsc_delta_to_ns(t, b - a);
+	}
+	return best;
+}
+
 static bool has_reason(struct tsc *t, enum tsc_reason_kind k, const char *text)
 {
 	struct tsc_reason r[64];
@@ -54,14 +90,20 @@ static bool has_reason(struct tsc *t, enum tsc_reason_kind k, const char *text)
 	return false;
 }
 
-static void with_watcher(const char *root, uint64_t khz)
+/* A handle with a watcher on root, followed for ms after the takeover;
+ * its fallback clock CLOCK_MONOTONIC (NTP's rate) if mono. */
+static void with_watcher(const char *root, uint64_t khz, bool mono, int ms)
 {
-	uint64_t t0, t_open, t_use = 0, bound_use, bound_end;
+	uint64_t t0, t_open, t_use = 0, bound_use, bound_end, b_use, b_end, width;
 	struct tsc_info i;
+	int64_t step;
 	pthread_t th[2];
 	int k;
 
-	TSC_OPTS(o, .sysroot = root, .force_calibrate = true);
+	TSC_OPTS(o, .sysroot = root, .force_calibrate = true,
+		 .fallback = mono ? TSC_FALLBACK_MONOTONIC : TSC_FALLBACK_MONOTONIC_RAW);
+	stop = 0;
+	backward = reads = 0;
 	t0 = mono_ns();
 	h = tsc_open(&o);
 	t_open = mono_ns() - t0;
@@ -81,7 +123,15 @@ static void with_watcher(const char *root, uint64_t khz)
 		t_sleep_ms(1);
 	t_use = mono_ns() - t0;
 	tsc_get_info(h, &i, sizeof(i));
+	b_use = bursts(h);
 	bound_use = i.err_ppb;
+	step = i.last_step_ns;
+	width = clock_read_ns(h);
+	/* The step is measured within half such a bracket. */
+	CHECK(step >= -(int64_t)width, "the takeover stepped back %lld ns", (long long)-step);
+	CHECK(width >= 200 || step < 1000,
+	      "the takeover stepped %+lld ns, as a switch with its 1 us margin does; reading the "
+	      "clock takes %llu ns here", (long long)step, (unsigned long long)width);
 	CHECK(tsc_in_use(h), "the TSC not in use 3 s after tsc_open()");
 	CHECK(i.src == TSC_SRC_CALIBRATION && i.err_ppb <= 1000,
 	      "taken with factors from %s, bound %llu ppb (at most 1000)",
@@ -89,14 +139,17 @@ static void with_watcher(const char *root, uint64_t khz)
 	CHECK(i.khz > khz - khz / 1000 && i.khz < khz + khz / 1000,
 	      "calibrated %llu kHz, this TSC runs at %llu", (unsigned long long)i.khz,
 	      (unsigned long long)khz);
-	t_sleep_ms(3500);
+	t_sleep_ms(ms);
 	__atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
 	for (k = 0; k < 2; k++)
 		pthread_join(th[k], NULL);
 	tsc_get_info(h, &i, sizeof(i));
+	b_end = bursts(h);
 	bound_end = i.err_ppb;
+	CHECK(b_end == b_use, "%llu calibration bursts after the takeover: the refinements "
+	      "should take the wall anchors' brackets", (unsigned long long)(b_end - b_use));
 	CHECK(i.refinements >= 1 && bound_end < bound_use,
-	      "3.5 s later: %llu refinements, bound %llu ppb (was %llu)",
+	      "%.1f s later: %llu refinements, bound %llu ppb (was %llu)", ms / 1000.0,
 	      (unsigned long long)i.refinements, (unsigned long long)bound_end,
 	      (unsigned long long)bound_use);
 	CHECK(i.switches == 1, "switches %llu: only the takeover may switch; refinements slew",
@@ -104,12 +157,15 @@ static void with_watcher(const char *root, uint64_t khz)
 	CHECK(backward == 0, "%llu of %llu reads went back", (unsigned long long)backward,
 	      (unsigned long long)reads);
 	CHECK(reads > 1000, "only %llu reads", (unsigned long long)reads);
-	printf("# figure: calibration with a watcher: tsc_open() %llu us, TSC in use after "
-	       "%llu ms at %llu ppb, %llu refinements to %llu ppb in 3.5 s, takeover step "
-	       "%+lld ns, %llu reads, %llu back\n", (unsigned long long)t_open / 1000,
+	printf("# figure: calibration with a watcher%s: tsc_open() %llu us, TSC in use after "
+	       "%llu ms at %llu ppb (%llu bursts), %llu refinements to %llu ppb in %.1f s "
+	       "(%llu bursts more), takeover step %+lld ns (a clock read takes %llu ns), "
+	       "%llu reads, %llu back\n", mono ? ", fallback MONOTONIC" : "",
+	       (unsigned long long)t_open / 1000,
 	       (unsigned long long)t_use / 1000000, (unsigned long long)bound_use,
-	       (unsigned long long)i.refinements, (unsigned long long)bound_end,
-	       (long long)i.last_step_ns, (unsigned long long)reads,
+	       (unsigned long long)b_use, (unsigned long long)i.refinements,
+	       (unsigned long long)bound_end, ms / 1000.0, (unsigned long long)(b_end - b_use),
+	       (long long)step, (unsigned long long)width, (unsigned long long)reads,
 	       (unsigned long long)backward);
 	tsc_close(h);
 }
@@ -149,7 +205,8 @@ int main(void)
 	snprintf(cmd, sizeof(cmd), "rm -r %s/sys/devices/system/tsc", root);
 	if (system(cmd))
 		SKIP("cannot remove the sysroot's tsc0");
-	with_watcher(root, khz);
+	with_watcher(root, khz, false, 3500);
+	with_watcher(root, khz, true, 1500);
 	without_watcher(root);
 	t_rmroot(root);
 	DONE();

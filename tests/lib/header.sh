@@ -1,8 +1,9 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT OR LGPL-2.1
 # tsc.h compiles as strict ISO C11 (-pedantic) and as C++17, stops at its
-# #error off x86-64, and a C11 program that uses its options macro and
-# inline reads links and runs.
+# #error off x86-64, and a C11 program and a C++ program (C++11, C++17,
+# C++20, with and without -pedantic) that use its options macro and inline
+# reads build without a warning (-Wall -Wextra -Werror), link and run.
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 inc="-I$top/lib/include -I$TSC_TEST_LIBDIR/include"
@@ -22,5 +23,39 @@ grep -q "error.*x86-64 only" "$d/e" ||
 cc -std=c11 -Wall -Wextra -Werror -pedantic $inc "$top/tests/lib/example.c" "$TSC_TEST_LIBDIR/libtsc.a" \
 	-lpthread -o "$d/use" && "$d/use" > /dev/null ||
 	{ echo "# FAIL: a C11 -pedantic program with TSC_OPTS and the inline reads"; fail=1; }
+# C++: TSC_OPTS with options and without, every member it leaves out zero.
+cat > "$d/opts.cc" <<'EOF'
+#include <cstdio>
+#include <tsc.h>
+
+int main()
+{
+	TSC_OPTS(o, .no_watcher = true, .fallback = TSC_FALLBACK_MONOTONIC);
+	TSC_OPTS(none, );
+	static const unsigned char zero[sizeof(struct tsc_opts)] = {};
+	struct tsc *t = tsc_open(&o);
+
+	if (!t || o.sz != sizeof(o) || !o.no_watcher || o.sysroot || o.force_calibrate ||
+	    o.all_facts || none.sz != sizeof(none) ||
+	    memcmp((const char *)&none + sizeof(none.sz), zero, sizeof(none) - sizeof(none.sz)))
+		return 1;
+	uint64_t a = tsc_now_ns(t), b = tsc_now_ns_ordered(t);
+	std::printf("%s\n", tsc_in_use(t) ? "TSC" : "fallback");
+	tsc_close(t);
+	return b < a;
+}
+EOF
+for std in c++11 c++17 c++20; do
+	for p in "" -pedantic; do
+		c++ -std=$std -Wall -Wextra -Werror $p $inc "$d/opts.cc" "$TSC_TEST_LIBDIR/libtsc.a" \
+			-lpthread -o "$d/opts" > "$d/e" 2>&1 && "$d/opts" > /dev/null ||
+			{ sed 's/^/# /' "$d/e" | head -5
+			  echo "# FAIL: a C++ program with TSC_OPTS and the inline reads: -std=$std -Wall -Wextra -Werror $p"
+			  fail=1; }
+	done
+done
+printf '#include <tsc.h>\nint main(void) { TSC_OPTS(o, ); return o.sz != sizeof(o) || o.no_watcher; }\n' > "$d/none.c"
+cc -std=c11 -Wall -Wextra -Werror -pedantic $inc "$d/none.c" -o "$d/none" && "$d/none" ||
+	{ echo "# FAIL: TSC_OPTS(o, ) as C11 -pedantic"; fail=1; }
 rm -rf "$d"
 exit $fail

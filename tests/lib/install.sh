@@ -10,7 +10,16 @@ no() { echo "# FAIL: $*"; fail=1; }
 
 make -s -C "$top" install PREFIX=/opt/tsckit DESTDIR="$d/root" > "$d/log" 2>&1 ||
 	{ sed 's/^/# /' "$d/log"; no "make install failed"; }
-grep -q ldconfig "$d/log" || no "make install does not say how programs find the library"
+# How programs find the library: ldconfig, or the directory it went to
+# (where it runs, without DESTDIR) for ld.so.conf.d or LD_LIBRARY_PATH,
+# and pkg-config's path.
+grep -q ldconfig "$d/log" || no "make install does not say to run ldconfig"
+grep -Eq "(^|[[:space:]])/opt/tsckit/lib[[:space:]].*(ld\.so\.conf|LD_LIBRARY_PATH)" "$d/log" ||
+	no "make install does not name /opt/tsckit/lib for ld.so.conf.d or LD_LIBRARY_PATH"
+grep -q "PKG_CONFIG_PATH=/opt/tsckit/lib/pkgconfig" "$d/log" ||
+	no "make install does not name PKG_CONFIG_PATH=/opt/tsckit/lib/pkgconfig"
+grep -E "ld\.so\.conf|LD_LIBRARY_PATH|PKG_CONFIG_PATH" "$d/log" | grep -q "$d" &&
+	no "make install's hint names the DESTDIR, not where the library runs from"
 r=$d/root/opt/tsckit
 for f in lib/libtsc.a lib/libtsc.so lib/libtsc.so.0 lib/pkgconfig/libtsc.pc include/tsc.h \
 	include/tsc-version.h share/man/man3/tsc_open.3 share/man/man1/tscinfo.1 bin/tscinfo \

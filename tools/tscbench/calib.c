@@ -4,8 +4,10 @@
  * calibrate does not do it in tsc_open(): the open returns at once, reads
  * come from the fallback clock (or the kernel's factors, with
  * force_calibrate where the kernel has some) while the watcher measures,
- * the calibrated TSC takes over at 1 ppm, and the bound is refined once a
- * second after that, each refinement a slew.  This opens such a handle
+ * the calibrated TSC takes over at 1 ppm without a step (the TSC line
+ * meets the fallback clock: last_step_ns then is how far ahead of it),
+ * and the bound is refined once a second after that, each refinement a
+ * slew.  This opens such a handle
  * (force_calibrate), times tsc_open(), runs a reader thread of
  * tsc_now_ns_ordered() that counts every step back, and polls
  * tsc_get_info() every millisecond until the calibrated TSC is in use
@@ -144,6 +146,8 @@ void calib_run(const struct cfg *cfg, const struct env *e, struct calib_startup 
 			c->use_ms = (double)now / 1e6;
 			c->use_err_ppb = i.err_ppb;
 			c->khz = i.khz;
+			c->switched = i.switches > 0;
+			c->takeover_step_ns = c->switched ? i.last_step_ns : 0;
 			progress("calibration start-up: TSC in use after %.1f ms, bound %.3f ppm",
 				 c->use_ms, i.err_ppb / 1000.0);
 		}

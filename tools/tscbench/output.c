@@ -50,6 +50,15 @@ static int calib_goals(const struct calib_startup *c, struct goal *g)
 		set_goal(&g[n], "bound at takeover", "ppm", c->use_err_ppb / 1000.0, 1.0, false);
 		snprintf(g[n++].note, sizeof(g->note), "calibrated %llu kHz",
 			 (unsigned long long)c->khz);
+		/* A figure, where the TSC took over from the fallback clock
+		 * (else it slewed from the kernel's factors): a switch's
+		 * margin would be 1000 ns. */
+		if (c->switched) {
+			set_goal(&g[n], "takeover step", "ns", (double)c->takeover_step_ns, 0, false);
+			g[n].judged = false;
+			snprintf(g[n++].note, sizeof(g->note),
+				 "TSC line minus fallback clock; a switch's margin is 1000 ns");
+		}
 	} else {
 		/* A lower bound: it was not in use when the run ended. */
 		set_goal(&g[n], "calibrated TSC in use after", "ms", c->end_s * 1e3, 100, false);
@@ -259,9 +268,15 @@ static void text_calib(FILE *f, const struct calib_startup *c)
 	fprintf(f, "  tsc_open() %.3f ms; then %s%s\n", c->open_ms,
 		c->open_usable ? "the TSC with factors from " : "the fallback clock, calibrating",
 		c->open_usable ? tsc_src_name(c->open_src) : "");
-	if (c->took)
-		fprintf(f, "  calibrated TSC in use after %.1f ms, bound %.3f ppm, %llu kHz\n",
-			c->use_ms, c->use_err_ppb / 1000.0, (unsigned long long)c->khz);
+	if (c->took && c->switched)
+		fprintf(f, "  calibrated TSC in use after %.1f ms, bound %.3f ppm, %llu kHz, "
+			"takeover step %+lld ns\n", c->use_ms, c->use_err_ppb / 1000.0,
+			(unsigned long long)c->khz, (long long)c->takeover_step_ns);
+	else if (c->took)
+		fprintf(f, "  calibrated TSC in use after %.1f ms, bound %.3f ppm, %llu kHz, "
+			"a slew from the %s factors (no switch)\n", c->use_ms,
+			c->use_err_ppb / 1000.0, (unsigned long long)c->khz,
+			tsc_src_name(c->open_src));
 	else
 		fprintf(f, "  calibrated TSC NOT in use after %.1f s (bound %.3f ppm)\n", c->end_s,
 			c->end_err_ppb / 1000.0);
@@ -350,12 +365,18 @@ void print_text(FILE *f, const struct cfg *cfg, const struct env *e,
 	if (!n)
 		return;
 	fprintf(f, "\nGoals:\n");
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
+		if (!strcmp(g[i].name, "takeover step")) {
+			fprintf(f, "  %-6s %-46s %+10.0f %-5s (%s)\n", "figure", g[i].name,
+				g[i].value, g[i].unit, g[i].note);
+			continue;
+		}
 		fprintf(f, "  %-6s %-46s %10.*f %-5s (goal %s %g)%s%s\n",
 			!g[i].judged ? "figure" : !g[i].known ? "?" : g[i].met ? "met" : "MISSED",
 			g[i].name, strcmp(g[i].unit, "steps") ? 4 : 0, g[i].value,
 			g[i].unit, !strcmp(g[i].unit, "x") && g[i].limit < 1 ? "<" : "<=",
 			g[i].limit, *g[i].note ? "  " : "", g[i].note);
+	}
 }
 
 /* ---- JSON ---- */
@@ -506,6 +527,11 @@ static void json_calib(FILE *f, const struct calib_startup *c)
 	jnum(f, c->took ? c->use_ms : NAN);
 	jppb(f, ", \"bound_use_ppb\": ", c->took, c->use_err_ppb);
 	jppb(f, ", \"tsc_khz\": ", c->took, c->khz);
+	fprintf(f, ", \"takeover_step_ns\": ");
+	if (c->took && c->switched)
+		fprintf(f, "%lld", (long long)c->takeover_step_ns);
+	else
+		fputs("null", f);
 	jkv(f, ",\n     \"end_s\": ", c->end_s);
 	fprintf(f, ", \"end_tsc_usable\": %s, \"end_source\": \"%s\"",
 		c->end_usable ? "true" : "false", tsc_src_name(c->end_src));

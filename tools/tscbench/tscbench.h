@@ -172,6 +172,9 @@ struct calib_startup {
 	double use_ms;			/* since tsc_open() was called */
 	uint64_t use_err_ppb;
 	uint64_t khz;			/* the calibration's, at takeover */
+	bool switched;			/* from the fallback clock (else a slew from
+					 * the kernel's factors: no step) */
+	int64_t takeover_step_ns;	/* TSC line minus fallback clock there */
 	double end_s;			/* since tsc_open() was called */
 	bool end_usable;
 	enum tsc_src end_src;
