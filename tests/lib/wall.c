@@ -179,7 +179,11 @@ static void never_goes_back(struct tsc *t, const char *what, enum stall how)
 }
 
 /* never_goes_back() with the writer stalled, on a handle without a
- * watcher (the test's thread is the only writer). */
+ * watcher (the test's thread is the only writer).  A live one may take
+ * another path than the first handle did: without a watcher, tsc_open()
+ * calibrates on the spot, so on a stock kernel that keeps time with the
+ * TSC it reads the TSC at once, where the first handle began on the
+ * fallback clock. */
 static void stalled_writer(const char *root, const char *what)
 {
 	struct tsc *t;
@@ -189,7 +193,8 @@ static void stalled_writer(const char *root, const char *what)
 	CHECK(t, "open");
 	if (!t)
 		return;
-	CHECK(*root || T_LIVE || !tsc_in_use(t), "the live handle uses the TSC here");
+	if (!*root)
+		what = tsc_in_use(t) ? "TSC" : "fallback";
 	never_goes_back(t, what, STALL_AFTER_TURN);
 	never_goes_back(t, what, STALL_BEFORE_TURN);
 	tsc_close(t);
@@ -210,7 +215,7 @@ int main(void)
 	measure(t, tsc ? "TSC" : "fallback");
 	never_goes_back(t, tsc ? "TSC" : "fallback", NO_STALL);
 	tsc_close(t);
-	stalled_writer("", tsc ? "TSC" : "fallback");
+	stalled_writer("", NULL);	/* its own path names it */
 	if (!tsc) {		/* and the TSC path all the same */
 		t = t_open_tsc(root, true);
 		measure(t, "TSC (sysroot)");
