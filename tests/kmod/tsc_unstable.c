@@ -13,11 +13,19 @@
  * /sys/module/tsc_unstable/parameters/decided_ns, so that user space can
  * time its own reaction from there rather than from the insmod; and
  * marked_ns, taken when mark_tsc_unstable() has returned.
+ *
+ * Both are taken with preemption off (softirq, or preempt_disable() in
+ * process context): mark_tsc_unstable() hands the clocksource switch to a
+ * work item on this CPU, so the switch always comes after marked_ns, and a
+ * read begun after marked_ns that still got the TSC found a kernel that
+ * did not refuse it on the flag alone. Loading the module when the TSC is
+ * already unstable fails with -EALREADY: there would be no moment to time.
  */
 #include <linux/completion.h>
 #include <linux/jiffies.h>
 #include <linux/timekeeping.h>
 #include <linux/module.h>
+#include <linux/preempt.h>
 #include <linux/string.h>
 #include <linux/timer.h>
 #include <asm/tsc.h>
@@ -36,6 +44,8 @@ static void mark(char *reason)
 {
 	WRITE_ONCE(decided_ns, ktime_get_mono_fast_ns());
 	mark_tsc_unstable(reason);
+	/* The flag's store is visible to every CPU before marked_ns is taken. */
+	smp_mb();
 	WRITE_ONCE(marked_ns, ktime_get_mono_fast_ns());
 }
 
@@ -52,13 +62,19 @@ static int __init tsc_unstable_init(void)
 {
 	struct timer_list timer;
 
-	if (!strcmp(context, "process")) {
-		mark("tsckit test module (process context)");
-		return 0;
-	}
-	if (strcmp(context, "timer")) {
+	if (strcmp(context, "process") && strcmp(context, "timer")) {
 		pr_err("tsc_unstable: context=%s: use timer or process\n", context);
 		return -EINVAL;
+	}
+	if (check_tsc_unstable()) {
+		pr_err("tsc_unstable: the TSC is already marked unstable\n");
+		return -EALREADY;
+	}
+	if (!strcmp(context, "process")) {
+		preempt_disable();
+		mark("tsckit test module (process context)");
+		preempt_enable();
+		return 0;
 	}
 	timer_setup_on_stack(&timer, mark_from_timer, 0);
 	mod_timer(&timer, jiffies + 1);
