@@ -209,11 +209,37 @@ static void without_watcher(const char *root)
 	tsc_close(t);
 }
 
+/* perf_event_open() can take 10 ms: a live open with default options
+ * leaves it to the first tsc_process_events() (no watcher here, so no
+ * other thread asks it meanwhile). */
+static void perf_after_open(void)
+{
+	bool read_in_open, read_after;
+	struct tsc *t;
+
+	TSC_OPTS(o, .no_watcher = true);
+	t = tsc_open(&o);
+	CHECK(t, "open");
+	if (!t)
+		return;
+	pthread_mutex_lock(&t->lock);
+	read_in_open = t->sf.perf_read;
+	pthread_mutex_unlock(&t->lock);
+	CHECK(!read_in_open, "tsc_open() asked perf (%s)", t->sf.perf_why);
+	tsc_process_events(t);
+	pthread_mutex_lock(&t->lock);
+	read_after = t->sf.perf_read || !t->sf.perf_wait;
+	pthread_mutex_unlock(&t->lock);
+	CHECK(read_after, "perf still not asked after tsc_process_events()");
+	tsc_close(t);
+}
+
 int main(void)
 {
 	char root[] = "/tmp/tsc-calib-XXXXXX", cmd[128];
 	uint64_t khz = t_host_khz();
 
+	perf_after_open();
 	if (!mkdtemp(root))
 		SKIP("mkdtemp: %s", strerror(errno));
 	/* A stock kernel that keeps time with the TSC: no tsc0 files, so no
