@@ -96,34 +96,3 @@ int tsc__calib_update(struct calib *c, const struct bracket *given)
 	say(c, c->ok ? "" : " (used from 1 ppm on)");
 	return 1;
 }
-
-/* Begun if not yet, then on until the bound is 1 ppm or max_ns after
- * the start (at least one more burst). */
-int tsc__calibrate(struct calib *c, uint64_t max_ns)
-{
-	if (!c->done)
-		tsc__calib_begin(c);
-	for (;;) {
-		if (tsc__calib_update(c, NULL) == -ERANGE)
-			return -ERANGE;
-		if (c->ok && c->took_ns >= 2000000)
-			return 0;
-		if (tsc__mono_raw() - c->start_ns < max_ns)
-			continue;
-		if (!c->f.src) {
-			snprintf(c->why, sizeof(c->why),
-				 "calibration: TSC or clock did not advance");
-			return -EIO;
-		}
-		/* No one to take the TSC later: take it now, and say so. */
-		if (!c->ok) {
-			char tail[48];
-
-			c->ok = true;
-			snprintf(tail, sizeof(tail), " (goal 1 ppm not reached in %llu ms)",
-				 (unsigned long long)max_ns / 1000000);
-			say(c, tail);
-		}
-		return 0;
-	}
-}

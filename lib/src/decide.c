@@ -55,10 +55,12 @@ static bool noteworthy(int err)
 	return err && err != -ENOENT && err != TSC_NOT_READ;
 }
 
-/* With a watcher, tsc_open() only begins a calibration: the watcher,
- * woken every 10 ms meanwhile, measures a burst at each wake and takes
- * the TSC once the bound is 1 ppm.  Without one, tsc_open() calibrates
- * for up to 20 ms.  Either way the factors are then refined down to
+/* tsc_open() only begins a calibration: the watcher, woken every 10 ms
+ * meanwhile, measures a burst at each wake and takes the TSC once the
+ * bound is 1 ppm.  Without a watcher, tsc_process_events() does the
+ * same, as often as the caller calls it (tsc_fd() wakes every 10 ms
+ * meanwhile): reads stay on the fallback clock until then, whoever
+ * measures.  Either way the factors are then refined down to
  * REFINE_PPB from the wall anchors, once a second (the watcher's, or
  * tsc_process_events()'s): each reads CLOCK_MONOTONIC_RAW between two
  * TSC reads while the TSC is in use, the same bracket a burst takes,
@@ -70,9 +72,7 @@ static void calibrate(struct tsc *t)
 {
 	struct calib *c = &t->sf.calib;
 
-	if (!c->ok && (t->opts.no_watcher || t->watch_err)) {
-		tsc__calibrate(c, 20000000);
-	} else if (!c->done) {
+	if (!c->done) {
 		tsc__calib_begin(c);
 	} else if (!c->ok) {
 		tsc__calib_update(c, NULL);
@@ -191,7 +191,8 @@ static bool pick(struct tsc *t, struct decision *d, bool may_calibrate)
 	}
 	if (!n && !t->live && !t->opts.force_calibrate)
 		NOTE("sysroot: no calibration unless forced (this machine is not the dump's)");
-	if (!n) {
+	/* perf outranks what follows it: nothing is used until it answered. */
+	if (!n || sf->perf_wait) {
 		memset(&d->f, 0, sizeof(d->f));
 		return false;
 	}
@@ -372,7 +373,10 @@ void tsc__decide(struct tsc *t, struct decision *d)
 	 * would be used, or when asked for. */
 	need = ok && run && !t->opts.force_fallback;
 	ok &= pick(t, d, need || (run && t->opts.force_calibrate));
-	if (!d->f.src && need && tsc__calibrating(t)) {
+	if (!d->f.src && need && t->sf.perf_wait) {
+		BLOCK("waiting for the perf mmap page, asked after tsc_open() (perf_event_open() may take milliseconds)");
+		d->calib_wait = true;
+	} else if (!d->f.src && need && tsc__calibrating(t)) {
 		BLOCK("calibrating: the TSC is used once the error bound is at most 1 ppm");
 		d->calib_wait = true;
 	} else if (!d->f.src && need) {
@@ -388,6 +392,12 @@ void tsc__decide(struct tsc *t, struct decision *d)
 		NOTE("cannot follow the kernel on its own (%s): %s", strerror(-t->watch_err),
 		     t->epfd >= 0 ? "no watcher thread; poll tsc_fd() and call tsc_process_events()" :
 		     "no fds; this decision stays until tsc_process_events() is called");
+	/* Only a watcher or tsc_process_events() gets it to the TSC. */
+	if (d->calib_wait && (t->opts.no_watcher || t->watch_err))
+		NOTE("no watcher: reads stay on the fallback clock until calls of "
+		     "tsc_process_events() %s", t->epfd >= 0 || !t->watch_err ?
+		     "(tsc_fd() wakes every 10 ms meanwhile) take the TSC" :
+		     "(no fd to poll: call it now and then) take the TSC");
 	if (*t->watch_why)
 		NOTE("%s", t->watch_why);
 	d->usable = ok;

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT OR LGPL-2.1
-/* Gathering facts: once at open (CPU, vDSO, perf) and on every event
+/* Gathering facts: once at open (CPU, vDSO; perf just after) and on every event
  * (the sysfs and procfs files that can change).  A live handle reads a
  * fact only when the better ones do not already answer (tsc_open() in
  * few system calls): /proc/cpuinfo when CPUID and the kernel do not,
@@ -175,6 +175,18 @@ void tsc__need_perf(struct tsc *t, bool needed)
 
 	if (sf->perf_read || !wanted(t, needed))
 		return;
+	/* perf_event_open() alone can take over 10 ms (it did on a stock
+	 * kernel in a VM, only to say cap_user_time is 0): not in
+	 * tsc_open(), but at the first event after it, unless every fact
+	 * is asked for.  Until then nothing below perf is used (decide.c). */
+	if (t->opening && t->live && !t->opts.all_facts && !t->opts.force_fallback &&
+	    !t->opts.force_calibrate) {
+		sf->perf_wait = true;
+		snprintf(sf->perf_why, sizeof(sf->perf_why),
+			 "perf: asked after tsc_open() (by the watcher or tsc_process_events())");
+		return;
+	}
+	sf->perf_wait = false;
 	sf->perf_read = true;
 	if (t->live && !t->opts.force_fallback && !t->opts.force_calibrate)
 		sf->perf_ok = !tsc__perf_factors(&sf->perf, sf->perf_why,

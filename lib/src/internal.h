@@ -149,6 +149,7 @@ struct static_facts {
 	vdso_tsc_raw_fn vdso_tsc_raw;
 	vdso_tsc_to_ns_fn vdso_tsc_to_ns;
 	bool perf_ok;
+	bool perf_wait;		/* needed, asked after tsc_open() (facts.c) */
 	char perf_why[160];
 	struct factors perf;
 	struct calib calib;
@@ -180,7 +181,8 @@ struct dyn_facts {
 struct decision {
 	bool usable;
 	bool rdtsc_ok;		/* RDTSC may be executed */
-	bool calib_wait;	/* not usable only for want of a 1 ppm bound */
+	bool calib_wait;	/* not usable only for want of factors: a 1 ppm
+				 * bound, or perf's answer */
 	struct factors f;
 	int n;
 	struct tsc_reason r[MAX_REASONS];
@@ -234,6 +236,7 @@ struct tsc {
 	struct tsc_fast fast;	/* must be first: the inline fast path */
 	char root[4096];	/* "" (live) or the sysroot */
 	bool live;
+	bool opening;		/* in tsc_open(): no perf_event_open() */
 	struct tsc_opts opts;
 	pthread_mutex_t lock;	/* writers: decision, publish, anchors */
 	struct static_facts sf;
@@ -291,7 +294,6 @@ void tsc__need_perf(struct tsc *t, bool needed);
 int tsc__perf_factors(struct factors *f, char *why, size_t cap);
 void tsc__calib_begin(struct calib *c);
 int tsc__calib_update(struct calib *c, const struct bracket *b);
-int tsc__calibrate(struct calib *c, uint64_t max_ns);
 /* publish.c */
 uint64_t tsc__mono_raw(void);
 uint64_t tsc__clock_ns(clockid_t clk);

@@ -88,6 +88,7 @@ TSC_API struct tsc *tsc_open(const struct tsc_opts *opts)
 	}
 	pthread_mutex_init(&t->lock, NULL);
 	pthread_mutex_lock(&t->lock);
+	t->opening = true;
 	tsc__static_facts(t);
 	tsc__watch_files(t);
 	tsc__dyn_facts(t, &t->df);
@@ -110,6 +111,9 @@ TSC_API struct tsc *tsc_open(const struct tsc_opts *opts)
 		tsc__publish(t, d);
 		pthread_mutex_unlock(&t->lock);
 	}
+	pthread_mutex_lock(&t->lock);
+	t->opening = false;
+	pthread_mutex_unlock(&t->lock);
 	free(d);
 	tsc__register(t);
 	return t;

@@ -20,7 +20,8 @@
  * the time since that anchor (the bound wall.c also puts on their rates).
  *
  * The takeover is the exception: when a calibration reaches its 1 ppm
- * bound, the TSC takes over from the fallback clock without a step (see
+ * bound (or perf answers after the open), the TSC takes over from the
+ * fallback clock without a step (see
  * take_over()).  The kernel keeps time with the TSC (the decision says
  * so), so the fallback clock on any CPU is the kernel's line of that
  * CPU's TSC: the two lines can be made to meet, whatever the skew
@@ -343,9 +344,10 @@ int tsc__publish(struct tsc *t, const struct decision *d)
 	nf.clock = t->opts.fallback == TSC_FALLBACK_MONOTONIC ?
 		   CLOCK_MONOTONIC : CLOCK_MONOTONIC_RAW;
 	nf.rdtscp = t->sf.rdtscp_exec;
-	/* The TSC after a calibration, from the fallback clock it waited on. */
+	/* The TSC after a calibration (or perf's answer), from the fallback
+	 * clock it waited on. */
 	takeover = !first && t->d.calib_wait && f->mode == TSC_MODE_CLOCK &&
-		   nf.mode == TSC_MODE_TSC && d->f.src == TSC_SRC_CALIBRATION;
+		   nf.mode == TSC_MODE_TSC;
 	t->d = *d;
 	if (!first && nf.mode == f->mode && nf.rdtscp == f->rdtscp &&
 	    (nf.mode != TSC_MODE_TSC || (nf.mult == f->mult && nf.shift == f->shift))) {

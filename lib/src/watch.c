@@ -40,11 +40,11 @@ static const char *const watched[NWATCHED] = {
 #define ANCHOR_NS 1000000000ull
 #define CALIB_TICK_NS 10000000ull	/* the timer while calibrating */
 
-/* The timer's period: 10 ms while a calibration waits for its bound,
- * else 1 s.  Returns 0 or -errno. */
+/* The timer's period: 10 ms while the TSC waits for factors (a
+ * calibration's bound, perf's answer), else 1 s.  Returns 0 or -errno. */
 static int set_timer(struct tsc *t)
 {
-	uint64_t ns = tsc__calibrating(t) ? CALIB_TICK_NS : ANCHOR_NS;
+	uint64_t ns = tsc__calibrating(t) || t->d.calib_wait ? CALIB_TICK_NS : ANCHOR_NS;
 	struct itimerspec its;
 
 	if (t->timerfd < 0 || ns == t->timer_ns)
@@ -108,6 +108,8 @@ static void *watcher(void *arg)
 	struct epoll_event ev[8];
 	int n, i;
 
+	/* At once: what tsc_open() left for after it (perf) is due now. */
+	tsc_process_events(t);
 	for (;;) {
 		n = epoll_wait(t->epfd, ev, 8, -1);
 		if (n < 0 && errno != EINTR)

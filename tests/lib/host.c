@@ -37,13 +37,18 @@ int main(void)
 	if (!t)
 		DONE();
 	tsc_get_info(t, &i, sizeof(i));
+	CHECK(i.decisions == 1 && i.switches == 0, "decisions %llu switches %llu",
+	      (unsigned long long)i.decisions, (unsigned long long)i.switches);
+	/* Without the kernel's factors, perf and a calibration follow in
+	 * tsc_process_events(); then one switch at most, the takeover. */
+	t_process(t, 3000);
+	tsc_get_info(t, &i, sizeof(i));
 	t_print_reasons(t);
 	CHECK(!strcmp(i.clocksource, cs), "clocksource %s, file says %s", i.clocksource, cs);
 	CHECK(i.usable == want, "usable %d, want %d", i.usable, want);
 	CHECK(tsc_in_use(t) == i.usable, "fast path disagrees with info");
 	CHECK(i.rdtscp == rdtscp, "rdtscp %d, CPU %d", i.rdtscp, rdtscp);
-	CHECK(i.decisions == 1 && i.switches == 0, "decisions %llu switches %llu",
-	      (unsigned long long)i.decisions, (unsigned long long)i.switches);
+	CHECK(i.switches <= 1, "switches %llu", (unsigned long long)i.switches);
 	if (!strcmp(cs, "tsc"))
 		CHECK(t_reason(t, "current_clocksource is tsc"), "no clocksource reason");
 	else
@@ -62,14 +67,15 @@ int main(void)
 	tsc_close(t);
 
 	T_OPEN(t, .no_watcher = true, .force_calibrate = true);
+	t_process(t, 3000);
 	tsc_get_info(t, &i, sizeof(i));
 	CHECK(i.src == TSC_SRC_CALIBRATION, "forced calibration not used: %s", tsc_src_name(i.src));
 	CHECK(i.calibrated, "forced calibration not reported");
-	/* It gives up after about 20 ms; a loaded machine may stretch that,
+	/* About 1 ppm in tens of ms; a loaded machine may stretch that,
 	 * so only an end is asserted, the time is a figure. */
 	CHECK(i.calib_ns > 0 && i.calib_ns < 1000000000, "calibration took %llu ns",
 	      (unsigned long long)i.calib_ns);
-	CHECK(i.err_ppb > 0 && i.err_ppb < 50000, "error bound %llu ppb", (unsigned long long)i.err_ppb);
+	CHECK(i.err_ppb > 0 && i.err_ppb <= 1000, "error bound %llu ppb", (unsigned long long)i.err_ppb);
 	printf("# figure: calibration %.2f ms, %llu kHz, error bound %.3f ppm\n", i.calib_ns / 1e6,
 	       (unsigned long long)i.khz, i.err_ppb / 1000.0);
 	tsc_close(t);

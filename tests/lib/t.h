@@ -378,6 +378,18 @@ static inline int t_kernel_tsc(const char *root, bool on)
 	return err ? -1 : 0;
 }
 
+/* Without a watcher, a calibration (or perf, asked after the open)
+ * goes on only in tsc_process_events(): call it every ms while the TSC
+ * waits for factors, for at most ms milliseconds. */
+static inline void t_process(struct tsc *t, int ms)
+{
+	while (ms-- > 0 && (t_reason(t, "calibrating: ") ||
+			    t_reason(t, "waiting for the perf mmap page"))) {
+		tsc_process_events(t);
+		t_sleep_ms(1);
+	}
+}
+
 /* This machine's TSC rate: the live decision's factors, else a
  * calibration.  Skips, saying why, only when RDTSC may not run here. */
 static inline uint64_t t_host_khz(void)
@@ -390,6 +402,7 @@ static inline uint64_t t_host_khz(void)
 	t = tsc_open(&o);
 	if (!t)
 		SKIP("tsc_open: %s", strerror(errno));
+	t_process(t, 3000);
 	tsc_get_info(t, &i, sizeof(i));
 	tsc_close(t);
 	if (i.usable && i.khz)
@@ -399,6 +412,7 @@ static inline uint64_t t_host_khz(void)
 	t = tsc_open(&c);
 	if (!t)
 		SKIP("tsc_open: %s", strerror(errno));
+	t_process(t, 3000);
 	tsc_get_info(t, &i, sizeof(i));
 	tsc_close(t);
 	if (!i.khz)

@@ -180,10 +180,10 @@ static void never_goes_back(struct tsc *t, const char *what, enum stall how)
 
 /* never_goes_back() with the writer stalled, on a handle without a
  * watcher (the test's thread is the only writer).  A live one may take
- * another path than the first handle did: without a watcher, tsc_open()
- * calibrates on the spot, so on a stock kernel that keeps time with the
- * TSC it reads the TSC at once, where the first handle began on the
- * fallback clock. */
+ * another path than the first handle did: on a stock kernel that keeps
+ * time with the TSC the first handle's watcher took the TSC by now,
+ * where this one stays on the fallback clock: only tsc_process_events()
+ * would calibrate it, and never_goes_back() only re-anchors. */
 static void stalled_writer(const char *root, const char *what)
 {
 	struct tsc *t;
