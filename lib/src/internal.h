@@ -239,6 +239,8 @@ struct tsc {
 	bool opening;		/* in tsc_open(): no perf_event_open() */
 	struct tsc_opts opts;
 	pthread_mutex_t lock;	/* writers: decision, publish, anchors */
+	pthread_t lock_owner;	/* who holds it (atomic; 0: nobody), for fork() */
+	bool fork_mine;		/* the thread that forks held it (a handler) */
 	struct static_facts sf;
 	struct dyn_facts df;
 	struct decision d;
@@ -254,6 +256,7 @@ struct tsc {
 	bool wfreq_ok;
 	uint64_t wall_T;	/* library ns where the last segments start */
 	uint64_t last_anchor_raw;
+	uint64_t anchor_next;	/* library ns the next anchor is due (atomic) */
 	/* The last anchor's CLOCK_MONOTONIC_RAW reading in TSC ticks (taken
 	 * while the TSC is in use): the calibration's next bracket. */
 	struct bracket anchor_b;
@@ -310,6 +313,8 @@ int tsc__watch_start(struct tsc *t);
 void tsc__watch_stop(struct tsc *t);
 void tsc__register(struct tsc *t);
 void tsc__lock(struct tsc *t);	/* t->lock; re-arms a forked child's handle */
+bool tsc__trylock(struct tsc *t);	/* t->lock if free; never re-arms */
+void tsc__unlock(struct tsc *t);
 void tsc__unregister(struct tsc *t);
 bool tsc__is_default(const struct tsc *t);	/* tsc_default()'s handle */
 

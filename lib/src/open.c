@@ -87,7 +87,7 @@ TSC_API struct tsc *tsc_open(const struct tsc_opts *opts)
 		return errno = ENOMEM, NULL;
 	}
 	pthread_mutex_init(&t->lock, NULL);
-	pthread_mutex_lock(&t->lock);
+	tsc__lock(t);
 	t->opening = true;
 	tsc__static_facts(t);
 	tsc__watch_files(t);
@@ -95,7 +95,7 @@ TSC_API struct tsc *tsc_open(const struct tsc_opts *opts)
 	tsc__decide(t, d);
 	tsc__publish(t, d);
 	tsc__reanchor(t);
-	pthread_mutex_unlock(&t->lock);
+	tsc__unlock(t);
 	/* Without fds or a thread (EMFILE, EAGAIN) the handle still decided
 	 * and reads; it says that it cannot follow the kernel. */
 	err = tsc__watch_start(t);
@@ -105,15 +105,15 @@ TSC_API struct tsc *tsc_open(const struct tsc_opts *opts)
 		return errno = ENOMEM, NULL;
 	}
 	if (err || *t->watch_why) {
-		pthread_mutex_lock(&t->lock);
+		tsc__lock(t);
 		t->watch_err = err;
 		tsc__decide(t, d);
 		tsc__publish(t, d);
-		pthread_mutex_unlock(&t->lock);
+		tsc__unlock(t);
 	}
-	pthread_mutex_lock(&t->lock);
+	tsc__lock(t);
 	t->opening = false;
-	pthread_mutex_unlock(&t->lock);
+	tsc__unlock(t);
 	free(d);
 	tsc__register(t);
 	return t;
@@ -138,7 +138,7 @@ TSC_API int tsc_get_info(struct tsc *t, struct tsc_info *info, size_t sz)
 	memset(info, 0, sz);
 	tsc__lock(t);
 	memcpy(info, &t->info, sz < sizeof(t->info) ? sz : sizeof(t->info));
-	pthread_mutex_unlock(&t->lock);
+	tsc__unlock(t);
 	return (int)(sz < sizeof(t->info) ? sz : sizeof(t->info));
 }
 
@@ -152,7 +152,7 @@ TSC_API int tsc_reasons(struct tsc *t, struct tsc_reason *out, size_t n)
 	count = t->d.n;
 	if (n)
 		memcpy(out, t->d.r, (n < (size_t)count ? n : (size_t)count) * sizeof(*out));
-	pthread_mutex_unlock(&t->lock);
+	tsc__unlock(t);
 	return count;
 }
 

@@ -494,6 +494,7 @@ int tsc__reanchor(struct tsc *t)
 			measure(t, wall_clk[i], &x.l[i], &x.c[i], &x.w[i]);
 	x.freq_ok = ntp_freq(&x.freq);
 	tsc__wall_anchor(t, &x);
+	__atomic_store_n(&t->anchor_next, x.l[W_RAW] + INTERVAL_NS, __ATOMIC_RELAXED);
 	t->last_anchor_raw = tsc__mono_raw();
 	t->scale_offset = (int64_t)(x.l[W_RAW] - x.c[W_RAW]);
 	t->info.scale_offset_ns = t->scale_offset;
@@ -508,7 +509,7 @@ TSC_API int tsc_reanchor(struct tsc *t)
 		return tsc__set_errno(-EINVAL);
 	tsc__lock(t);
 	err = tsc__reanchor(t);
-	pthread_mutex_unlock(&t->lock);
+	tsc__unlock(t);
 	return err;
 }
 
@@ -521,12 +522,32 @@ static int clock_index(clockid_t clk)
 	return i;
 }
 
+/* A forked child's handle has no watcher until a call that may start
+ * one (tsc__lock()), and the two calls below are async-signal-safe: they
+ * may not.  So that its mapping does not drift meanwhile, they anchor it
+ * themselves once an anchor is due, if the lock is free (they never wait
+ * for it); an anchor makes only system calls that are signal-safe. */
+static void child_anchor(struct tsc *t)
+{
+	int saved = errno;	/* a handler's caller may be looking at it */
+
+	if (!__atomic_load_n(&t->rearm, __ATOMIC_RELAXED) ||
+	    tsc_now_ns(t) < __atomic_load_n(&t->anchor_next, __ATOMIC_RELAXED) ||
+	    !tsc__trylock(t))
+		return;
+	if (__atomic_load_n(&t->rearm, __ATOMIC_RELAXED))
+		tsc__reanchor(t);
+	tsc__unlock(t);
+	errno = saved;
+}
+
 TSC_API int tsc_ns_to_clock(struct tsc *t, uint64_t ns, clockid_t clk, uint64_t *out)
 {
 	int i = clock_index(clk);
 
 	if (!t || !out || i == W_NR)
 		return tsc__set_errno(-EINVAL);
+	child_anchor(t);
 	return wall_read(t, i, false, &ns, out);
 }
 
@@ -537,5 +558,6 @@ TSC_API int tsc_clock_gettime(struct tsc *t, clockid_t clk, uint64_t *out)
 
 	if (!t || !out || i == W_NR)
 		return tsc__set_errno(-EINVAL);
+	child_anchor(t);
 	return wall_read(t, i, true, &ns, out);
 }

@@ -86,7 +86,7 @@ TSC_API int tsc_process_events(struct tsc *t)
 	if (changed || due)
 		tsc__reanchor(t);
 	set_timer(t);
-	pthread_mutex_unlock(&t->lock);
+	tsc__unlock(t);
 	return changed;
 }
 
@@ -98,7 +98,7 @@ TSC_API int tsc_fd(struct tsc *t)
 		return tsc__set_errno(-EINVAL);
 	tsc__lock(t);
 	fd = t->epfd >= 0 ? t->epfd : t->watch_err ? t->watch_err : -EBADF;
-	pthread_mutex_unlock(&t->lock);
+	tsc__unlock(t);
 	return tsc__set_errno(fd);
 }
 
@@ -291,14 +291,31 @@ static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t reg_once = PTHREAD_ONCE_INIT;
 static struct tsc *reg_head;
 
+/* A signal handler may fork while its thread is inside a library call
+ * that holds a handle's lock: that lock is not taken again (it would
+ * wait for itself), and in the child the interrupted call goes on when
+ * the handler returns, with the fds it was using, and drops it.  Not
+ * covered: a signal in the two instructions between taking the lock and
+ * naming its owner, or in tsc_open(), tsc_close() or tsc_default()'s
+ * first call (their registry locks). */
+static bool held_here(const struct tsc *t)
+{
+	pthread_t owner = __atomic_load_n(&t->lock_owner, __ATOMIC_RELAXED);
+
+	return owner && pthread_equal(owner, pthread_self());
+}
+
 static void fork_prepare(void)
 {
 	struct tsc *t;
 
 	pthread_mutex_lock(&default_lock);
 	pthread_mutex_lock(&reg_lock);
-	for (t = reg_head; t; t = t->reg_next)
-		pthread_mutex_lock(&t->lock);
+	for (t = reg_head; t; t = t->reg_next) {
+		t->fork_mine = held_here(t);
+		if (!t->fork_mine)
+			pthread_mutex_lock(&t->lock);
+	}
 }
 
 static void fork_parent(void)
@@ -306,24 +323,28 @@ static void fork_parent(void)
 	struct tsc *t;
 
 	for (t = reg_head; t; t = t->reg_next)
-		pthread_mutex_unlock(&t->lock);
+		if (!t->fork_mine)
+			pthread_mutex_unlock(&t->lock);
 	pthread_mutex_unlock(&reg_lock);
 	pthread_mutex_unlock(&default_lock);
 }
 
 /* The child has no watcher thread, and shares the parent's fds: drop
  * its copies (closing them leaves the parent's untouched).  Its own fds
- * and watcher start at its first call into the library (tsc__lock()),
- * not here: a child that forks to unshare() or exec must stay
- * single-threaded. */
+ * and watcher start at its first call into the library that may start
+ * them (tsc__lock()), not here: a child that forks to unshare() or exec
+ * must stay single-threaded.  A handle whose lock the forking thread
+ * holds keeps its fds until then: the interrupted call is using them. */
 static void fork_child(void)
 {
 	struct tsc *t;
 
 	for (t = reg_head; t; t = t->reg_next) {
 		t->thread_on = false;
-		tsc__watch_stop(t);
 		__atomic_store_n(&t->rearm, true, __ATOMIC_RELAXED);
+		if (t->fork_mine)
+			continue;
+		tsc__watch_stop(t);
 		pthread_mutex_unlock(&t->lock);
 	}
 	pthread_mutex_unlock(&reg_lock);
@@ -331,14 +352,31 @@ static void fork_child(void)
 }
 
 /* Take the handle's lock; in a forked child, first start its watching.
- * (rearm is atomic: tsc_default() looks at it without the lock.) */
+ * (rearm is atomic: tsc_default() and the wall reads look at it without
+ * the lock.) */
 void tsc__lock(struct tsc *t)
 {
 	pthread_mutex_lock(&t->lock);
+	__atomic_store_n(&t->lock_owner, pthread_self(), __ATOMIC_RELAXED);
 	if (__atomic_load_n(&t->rearm, __ATOMIC_RELAXED)) {
 		__atomic_store_n(&t->rearm, false, __ATOMIC_RELAXED);
+		tsc__watch_stop(t);	/* copies a handler's fork left open */
 		t->watch_err = tsc__watch_start(t);
 	}
+}
+
+bool tsc__trylock(struct tsc *t)
+{
+	if (pthread_mutex_trylock(&t->lock))
+		return false;
+	__atomic_store_n(&t->lock_owner, pthread_self(), __ATOMIC_RELAXED);
+	return true;
+}
+
+void tsc__unlock(struct tsc *t)
+{
+	__atomic_store_n(&t->lock_owner, (pthread_t)0, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&t->lock);
 }
 
 static void reg_init(void)
@@ -366,7 +404,7 @@ TSC_API struct tsc *tsc_default(void)
 	}
 	if (t && __atomic_load_n(&t->rearm, __ATOMIC_RELAXED)) {
 		tsc__lock(t);
-		pthread_mutex_unlock(&t->lock);
+		tsc__unlock(t);
 	}
 	return t;
 }

@@ -74,7 +74,7 @@ TSC_API int tsc_xcpu_check(struct tsc *t, unsigned int ms,
 		return tsc__set_errno(-EINVAL);
 	tsc__lock(t);
 	err = t->d.rdtsc_ok ? 0 : -ENODEV;
-	pthread_mutex_unlock(&t->lock);
+	tsc__unlock(t);
 	if (err)
 		return tsc__set_errno(err);
 	/* Sets sized for the machine, not for CPU_SETSIZE (1024). */

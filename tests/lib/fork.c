@@ -4,7 +4,11 @@
  * on following the kernel whatever the child does (here: tsc_close()),
  * the child stays single-threaded until its first library call and its
  * handle then follows the kernel too, and a fork while another thread
- * holds the handle's lock leaves the child a lock it can take.  The
+ * holds the handle's lock leaves the child a lock it can take.  A child
+ * that only maps (tsc_clock_gettime(), async-signal-safe, starts no
+ * thread) anchors its mapping itself, so that it does not drift, and a
+ * signal handler that forks while its thread holds the handle's lock
+ * neither hangs nor leaves the child a broken handle.  The
  * "kernel" is a made-up sysroot whose files the test rewrites; the
  * watcher sees them on its 1 s timer.  In the guest (T_GUEST) it is the
  * live kernel, whose clocksource the test switches to hpet and back; the
@@ -15,6 +19,7 @@
 #include <unistd.h>
 
 #include "t.h"
+#include "../../lib/src/internal.h"
 
 static bool wait_in_use(struct tsc *t, bool want)
 {
@@ -33,6 +38,59 @@ static void *busy(void *arg)
 	while (!__atomic_load_n(&busy_stop, __ATOMIC_RELAXED))
 		tsc_process_events(busy_h);	/* takes and drops the lock */
 	return NULL;
+}
+
+/* fork() in a SIGUSR1 handler, raised from inside tsc_reanchor() (the
+ * writer's clock, which runs under the handle's lock). */
+static uint64_t (*real_now)(struct tsc *t);
+static volatile sig_atomic_t raised, in_child, handler_pid = -1;
+
+static void on_usr1(int sig)
+{
+	pid_t p = fork();
+
+	(void)sig;
+	if (p == 0)
+		in_child = 1;
+	else
+		handler_pid = p;
+}
+
+static uint64_t raising_now(struct tsc *t)
+{
+	if (!raised) {
+		raised = 1;
+		raise(SIGUSR1);
+	}
+	return real_now(t);
+}
+
+static int fork_in_handler(const char *root)
+{
+	struct sigaction sa = { .sa_handler = on_usr1 };
+	struct tsc_info i;
+	struct tsc *h;
+	uint64_t v;
+
+	TSC_OPTS(o, .sysroot = *root ? root : NULL, .no_watcher = true);
+	h = tsc_open(&o);
+	if (!h)
+		return 1;
+	sigaction(SIGUSR1, &sa, NULL);
+	real_now = h->wall_now;
+	h->wall_now = raising_now;
+	tsc_reanchor(h);
+	if (in_child) {		/* the interrupted call ended here too */
+		h->wall_now = real_now;
+		if (tsc_process_events(h) < 0 || tsc_get_info(h, &i, sizeof(i)) < 0 ||
+		    tsc_clock_gettime(h, CLOCK_MONOTONIC, &v))
+			_exit(2);
+		tsc_close(h);
+		_exit(0);
+	}
+	if (handler_pid < 0)
+		return 3;
+	return t_wait_deadline(handler_pid, 20) ? 4 : 0;
 }
 
 int main(void)
@@ -94,7 +152,32 @@ int main(void)
 	tsc_get_info(h, &i, sizeof(i));
 	t_fact("switches", "%llu", (unsigned long long)i.switches);
 
-	/* 3. Forks while another thread keeps taking the lock. */
+	/* 3. A child that only maps: no thread, and anchors of its own. */
+	pid = fork();
+	if (pid == 0) {
+		uint64_t a0 = h->info.anchors, v;	/* one thread: no lock */
+
+		for (k = 0; k < 250; k++) {
+			if (tsc_clock_gettime(h, CLOCK_MONOTONIC, &v))
+				_exit(3);
+			t_sleep_ms(10);
+		}
+		if (t_threads() != 1)
+			_exit(2);
+		printf("# child: %llu anchors in 2.5 s of tsc_clock_gettime() only\n",
+		       (unsigned long long)(h->info.anchors - a0));
+		fflush(stdout);
+		_exit(h->info.anchors - a0 >= 2 ? 0 : 1);
+	}
+	k = t_wait_deadline(pid, 30);
+	CHECK(k != 2, "tsc_clock_gettime() started a thread in the child");
+	CHECK(k == 0, "a child that only maps never anchors: its mapping drifts (status %d)", k);
+
+	/* 4. fork() in a signal handler while its thread holds the lock. */
+	t_child(fork_in_handler, root, 40,
+		"fork() in a handler that interrupted a library call hung");
+
+	/* 5. Forks while another thread keeps taking the lock. */
 	busy_h = h;
 	pthread_create(&th, NULL, busy, NULL);
 	for (k = 0, bad = 0; k < 50; k++) {
