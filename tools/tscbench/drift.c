@@ -5,8 +5,7 @@
  * pairs a clock read with the middle of the narrowest of 16 brackets of
  * ordered library reads.  Between samples the thread reads tsc_now_ns()
  * without pause and checks that it never goes back (the scheduler may move
- * it between CPUs meanwhile).  Then libtsc's cross-CPU check, and the
- * start-up time of tsc_open() with and without calibration.
+ * it between CPUs meanwhile).  Then libtsc's cross-CPU check.
  */
 #include <errno.h>
 #include <math.h>
@@ -162,56 +161,4 @@ int drift_run(const struct cfg *cfg, struct env *e, struct accuracy *a)
 			a->have_xcpu = true;
 	}
 	return 0;
-}
-
-static void time_opens(unsigned long count, bool calibrate, const char *sysroot,
-		       struct open_time *ot)
-{
-	double us[1000];
-	uint64_t lo = UINT64_MAX, hi = 0;
-	unsigned long i;
-
-	memset(ot, 0, sizeof(*ot));
-	for (i = 0; i < count; i++) {
-		TSC_OPTS(o, .force_calibrate = calibrate, .sysroot = sysroot);
-		uint64_t t0 = now_ns(CLOCK_MONOTONIC_RAW), t1;
-		struct tsc *t = tsc_open(&o);
-		struct tsc_info info;
-
-		t1 = now_ns(CLOCK_MONOTONIC_RAW);
-		if (!t) {
-			ot->err = errno;
-			return;
-		}
-		tsc_get_info(t, &info, sizeof(info));
-		tsc_close(t);
-		/* mult is per shift: compare only like with like */
-		if (info.mult < lo)
-			lo = info.mult;
-		if (info.mult > hi)
-			hi = info.mult;
-		us[i] = (double)(t1 - t0) / 1e3;
-		ot->src = info.src;
-		ot->usable = info.usable;
-		ot->err_ppb = info.err_ppb;
-		ot->calib_ns = info.calib_ns;
-		ot->opens = i + 1;
-	}
-	dist_of(us, ot->opens, &ot->us);
-	ot->mult_spread_ppm = lo && hi >= lo ? (double)(hi - lo) / (double)lo * 1e6 : 0;
-	if (ot->opens) {
-		ot->min_us = us[0];
-		ot->max_us = us[ot->opens - 1];
-	}
-}
-
-void startup_run(const struct cfg *cfg, struct accuracy *a)
-{
-	if (!cfg->opens)
-		return;
-	progress("tsc_open(): %lu opens, then %lu calibrating", cfg->opens, cfg->opens);
-	time_opens(cfg->opens, false, NULL, &a->open_default);
-	time_opens(cfg->opens, true, NULL, &a->open_calib);
-	if (cfg->open_sysroot)
-		time_opens(cfg->opens, false, cfg->open_sysroot, &a->open_sysroot);
 }

@@ -201,7 +201,8 @@ struct accuracy {
 };
 
 int drift_run(const struct cfg *cfg, struct env *e, struct accuracy *a);
-void startup_run(const struct cfg *cfg, struct accuracy *a);
+void startup_run(const struct cfg *cfg, struct accuracy *a);	/* opens.c */
+int open_once_child(void);	/* -1: not a re-run */
 
 void calib_run(const struct cfg *cfg, const struct env *e, struct calib_startup *c);
 
