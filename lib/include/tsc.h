@@ -89,7 +89,7 @@
 #include <string.h>
 #include <sys/types.h>	/* clockid_t */
 #include <time.h>
-#include <tsc-version.h>
+#include "tsc-version.h"	/* beside tsc.h once installed */
 #if defined(__GLIBC__) && !defined(__clockid_t_defined)
 #include <bits/types/clockid_t.h>	/* strict ISO C: sys/types.h hides it */
 #endif
@@ -204,7 +204,9 @@ struct tsc_info {
 	bool kernel_series;	/* the tsckit sysfs files exist */
 	bool vdso_tsc;		/* the vDSO has __vdso_tsc_raw/__vdso_tsc_to_ns */
 	int vdso_clock;		/* clock_gettime via vDSO: 1 yes, 0 syscall, -1 unknown */
-	int tsc_user;		/* kernel.tsc_user: 0 allow, 1 emulate, 2 sigsegv, -1 n/a */
+	int tsc_user;		/* kernel.tsc_user: 0 allow, 1 emulate, 2 sigsegv,
+				 * above: a policy unknown to this library (since
+				 * 0.5.0; was -1), -1 absent or unreadable */
 	int prctl_tsc;		/* PR_GET_TSC of this task: 1 enable, 2 sigsegv, -1 n/a */
 	int tsc_stable;		/* tsc0/tsc_stable, -1 absent or unreadable */
 	enum tsc_src src;	/* factors in use (kept while falling back) */
@@ -247,10 +249,20 @@ enum tsc_reason_kind {
 	TSC_REASON_BLOCK,	/* a condition fails: the TSC is not used */
 	TSC_REASON_NOTE,	/* a fact that does not decide anything */
 };
+/* text is for people and may change with every release and run: it
+ * carries the numbers (kHz, factors, error bounds).  code is for
+ * programs (alerts, metric labels, grep): a short name of the condition
+ * or fact the reason is about, [a-z0-9_]+, never a value.  The same
+ * condition gives the same code on every machine and run, whatever its
+ * outcome (kind says that), so several reasons may share one.  Codes
+ * are stable: one is never renamed nor given another meaning; new ones
+ * may come.  The list: tsc_reasons(3).  code since 0.5.0. */
 #define TSC_REASON_LEN 160
+#define TSC_REASON_CODE_LEN 32
 struct tsc_reason {
 	enum tsc_reason_kind kind;
 	char text[TSC_REASON_LEN];
+	char code[TSC_REASON_CODE_LEN];
 };
 /* Copy up to n reasons of the current decision; returns how many there
  * are (may exceed n). */
@@ -292,7 +304,7 @@ struct tsc_xcpu_result {
 int tsc_xcpu_check(struct tsc *t, unsigned int ms,
 		   struct tsc_xcpu_result *res, size_t sz);
 
-const char *tsc_version(void);	/* "0.4.0": the library actually loaded */
+const char *tsc_version(void);	/* "0.5.0": the library actually loaded */
 
 /*
  * Fast path.  The published state is the first member of struct tsc: two

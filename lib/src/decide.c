@@ -13,22 +13,29 @@
 
 #include "internal.h"
 
-void tsc__reason(struct decision *d, enum tsc_reason_kind k, const char *fmt, ...)
+void tsc__reason(struct decision *d, enum tsc_reason_kind k, const char *code,
+		 const char *fmt, ...)
 {
 	va_list ap;
 
 	if (d->n >= MAX_REASONS)
 		return;
 	d->r[d->n].kind = k;
+	snprintf(d->r[d->n].code, TSC_REASON_CODE_LEN, "%s", code);
 	va_start(ap, fmt);
 	vsnprintf(d->r[d->n].text, TSC_REASON_LEN, fmt, ap);
 	va_end(ap);
 	d->n++;
 }
 
-#define BLOCK(...) do { tsc__reason(d, TSC_REASON_BLOCK, __VA_ARGS__); ok = false; } while (0)
-#define OK(...)   tsc__reason(d, TSC_REASON_OK, __VA_ARGS__)
-#define NOTE(...) tsc__reason(d, TSC_REASON_NOTE, __VA_ARGS__)
+/* The code first: a literal from the list in tsc_reasons(3), never built
+ * from a value (tsc.h says why). */
+#define BLOCK(code, ...) do {					\
+	tsc__reason(d, TSC_REASON_BLOCK, code, __VA_ARGS__);		\
+	ok = false;							\
+} while (0)
+#define OK(code, ...)   tsc__reason(d, TSC_REASON_OK, code, __VA_ARGS__)
+#define NOTE(code, ...) tsc__reason(d, TSC_REASON_NOTE, code, __VA_ARGS__)
 
 /* ns per tick = mult / 2^shift must describe 1 MHz .. 100 GHz. */
 static uint64_t mult_khz(uint64_t mult, uint32_t shift)
@@ -109,79 +116,83 @@ static bool pick(struct tsc *t, struct decision *d, bool may_calibrate)
 		k = mult_khz(df->vdso_f, 32);
 		if (plausible(k)) {
 			c[n++] = (struct factors){ TSC_SRC_VDSO, df->vdso_f, 32, k, 0 };
-			NOTE("vDSO __vdso_tsc_to_ns: %llu ns per 2^32 ticks (%llu kHz)",
+			NOTE("vdso_tsc_to_ns",
+			     "vDSO __vdso_tsc_to_ns: %llu ns per 2^32 ticks (%llu kHz)",
 			     (unsigned long long)df->vdso_f, (unsigned long long)k);
 		} else {
-			NOTE("vDSO __vdso_tsc_to_ns factor %llu is implausible: ignored",
+			NOTE("vdso_tsc_to_ns",
+			     "vDSO __vdso_tsc_to_ns factor %llu is implausible: ignored",
 			     (unsigned long long)df->vdso_f);
 		}
 	} else if (df->vdso_f_rc != 1) {
-		NOTE("vDSO __vdso_tsc_to_ns returned %d", df->vdso_f_rc);
+		NOTE("vdso_tsc_to_ns", "vDSO __vdso_tsc_to_ns returned %d", df->vdso_f_rc);
 	}
 	if (!df->mult.err && !df->shift.err) {
 		k = mult_khz(df->mult.v, df->shift.v);
 		if (!plausible(k))
-			NOTE("tsc0/tsc_mult %llu, tsc_shift %llu: implausible, ignored",
+			NOTE("tsc_mult", "tsc0/tsc_mult %llu, tsc_shift %llu: implausible, ignored",
 			     (unsigned long long)df->mult.v, (unsigned long long)df->shift.v);
 		else if (!df->khz.err && (k > df->khz.v + df->khz.v / 1000 ||
 					  k < df->khz.v - df->khz.v / 1000))
-			NOTE("tsc0/tsc_mult, tsc_shift give %llu kHz, tsc_khz says %llu: ignored",
+			NOTE("tsc_mult",
+			     "tsc0/tsc_mult, tsc_shift give %llu kHz, tsc_khz says %llu: ignored",
 			     (unsigned long long)k, (unsigned long long)df->khz.v);
 		else
 			c[n++] = (struct factors){ TSC_SRC_SYSFS_MULT, df->mult.v,
 						   (uint32_t)df->shift.v, k, 0 };
 	} else if (df->mult.err != -ENOENT || df->shift.err != -ENOENT) {
-		NOTE("tsc0/tsc_mult: %s, tsc_shift: %s",
+		NOTE("tsc_mult", "tsc0/tsc_mult: %s, tsc_shift: %s",
 		     df->mult.err ? err_text(df->mult.err) : "ok",
 		     df->shift.err ? err_text(df->shift.err) : "ok");
 	}
 	tsc__need_perf(t, !n);
 	if (sf->perf_ok)
 		c[n++] = sf->perf;
-	NOTE("%s", sf->perf_why);
+	NOTE("perf", "%s", sf->perf_why);
 	if (!df->khz.err) {
 		if (tsc__factors_from_khz(df->khz.v, TSC_SRC_SYSFS_KHZ, &f))
 			c[n++] = f;
 		else
-			NOTE("tsc0/tsc_khz %llu: implausible, ignored",
+			NOTE("tsc_khz", "tsc0/tsc_khz %llu: implausible, ignored",
 			     (unsigned long long)df->khz.v);
 	} else if (df->khz.err != -ENOENT) {
-		NOTE("tsc0/tsc_khz: %s", err_text(df->khz.err));
+		NOTE("tsc_khz", "tsc0/tsc_khz: %s", err_text(df->khz.err));
 	}
 	if (!df->cpu0_khz.err) {
 		if (tsc__factors_from_khz(df->cpu0_khz.v, TSC_SRC_CPU0_KHZ, &f))
 			c[n++] = f;
 		else
-			NOTE("cpu0/tsc_freq_khz %llu: implausible, ignored",
+			NOTE("cpu0_tsc_freq_khz", "cpu0/tsc_freq_khz %llu: implausible, ignored",
 			     (unsigned long long)df->cpu0_khz.v);
 	} else if (noteworthy(df->cpu0_khz.err)) {
-		NOTE("cpu0/tsc_freq_khz: %s", err_text(df->cpu0_khz.err));
+		NOTE("cpu0_tsc_freq_khz", "cpu0/tsc_freq_khz: %s", err_text(df->cpu0_khz.err));
 	}
 	/* CPUID frequencies are what the kernel used only when it says it
 	 * knew the frequency (tsc_known_freq); otherwise they are hints. */
 	tsc__need_cpuinfo(t, (sf->cpuid15_khz || sf->cpuid_hv_khz) && !n);
 	if (sf->cpuid15_khz) {
-		NOTE("CPUID 0x15: %llu kHz", (unsigned long long)sf->cpuid15_khz);
+		NOTE("cpuid_15h", "CPUID 0x15: %llu kHz", (unsigned long long)sf->cpuid15_khz);
 		if ((sf->cpuinfo & CI_KNOWN_FREQ) &&
 		    tsc__factors_from_khz(sf->cpuid15_khz, TSC_SRC_CPUID_15H, &f))
 			c[n++] = f;
 	}
 	if (sf->cpuid_hv_khz) {
-		NOTE("CPUID 0x40000010 (hypervisor): %llu kHz",
+		NOTE("cpuid_hypervisor", "CPUID 0x40000010 (hypervisor): %llu kHz",
 		     (unsigned long long)sf->cpuid_hv_khz);
 		if ((sf->cpuinfo & CI_KNOWN_FREQ) &&
 		    tsc__factors_from_khz(sf->cpuid_hv_khz, TSC_SRC_CPUID_HV, &f))
 			c[n++] = f;
 	}
 	if (sf->cpuid16_mhz)
-		NOTE("CPUID 0x16: base frequency %llu MHz (not used for conversion)",
+		NOTE("cpuid_16h", "CPUID 0x16: base frequency %llu MHz (not used for conversion)",
 		     (unsigned long long)sf->cpuid16_mhz);
 	if ((!n || t->opts.force_calibrate) && (t->live || t->opts.force_calibrate)) {
 		if (!may_calibrate) {
-			NOTE("no calibration: the TSC is not used, so no factors are needed");
+			NOTE("calibration",
+			     "no calibration: the TSC is not used, so no factors are needed");
 		} else {
 			calibrate(t);
-			NOTE("%s", t->sf.calib.why);
+			NOTE("calibration", "%s", t->sf.calib.why);
 			if (t->sf.calib.ok) {
 				if (t->opts.force_calibrate)
 					n = 0;
@@ -190,14 +201,15 @@ static bool pick(struct tsc *t, struct decision *d, bool may_calibrate)
 		}
 	}
 	if (!n && !t->live && !t->opts.force_calibrate)
-		NOTE("sysroot: no calibration unless forced (this machine is not the dump's)");
+		NOTE("calibration",
+		     "sysroot: no calibration unless forced (this machine is not the dump's)");
 	/* perf outranks what follows it: nothing is used until it answered. */
 	if (!n || sf->perf_wait) {
 		memset(&d->f, 0, sizeof(d->f));
 		return false;
 	}
 	d->f = c[0];
-	OK("conversion factors from %s: ns = ticks * %llu >> %u (%llu kHz)",
+	OK("conversion_factors", "conversion factors from %s: ns = ticks * %llu >> %u (%llu kHz)",
 	   tsc_src_name(d->f.src), (unsigned long long)d->f.mult, d->f.shift,
 	   (unsigned long long)d->f.khz);
 	return true;
@@ -211,36 +223,40 @@ static bool may_run_rdtsc(struct tsc *t, struct decision *d)
 
 	if (sf->cpuid_known) {
 		if (sf->cpu_tsc)
-			OK("CPUID: the CPU has a TSC");
+			OK("cpuid_tsc", "CPUID: the CPU has a TSC");
 		else
-			BLOCK("CPUID: the CPU has no TSC");
+			BLOCK("cpuid_tsc", "CPUID: the CPU has no TSC");
 	} else if (!sf->cpuinfo_err) {
 		if (sf->cpuinfo & CI_TSC)
-			OK("cpuinfo: tsc flag");
+			OK("cpuid_tsc", "cpuinfo: tsc flag");
 		else
-			BLOCK("cpuinfo: no tsc flag");
+			BLOCK("cpuid_tsc", "cpuinfo: no tsc flag");
 	} else {
-		BLOCK("no CPUID facts and no cpuinfo flags: cannot tell whether there is a TSC");
+		BLOCK("cpuid_tsc",
+		      "no CPUID facts and no cpuinfo flags: cannot tell whether there is a TSC");
 	}
 	if (sf->cpuid_err && sf->cpuid_err != -ENOENT)
-		NOTE("tsckit/cpuid: %s", sf->cpuid_err == -EINVAL ?
+		NOTE("tsckit_cpuid", "tsckit/cpuid: %s", sf->cpuid_err == -EINVAL ?
 		     "not lines of six hexadecimal numbers" : err_text(sf->cpuid_err));
 	if (sf->prctl_tsc == PR_TSC_SIGSEGV)
-		BLOCK("prctl(PR_GET_TSC): RDTSC raises SIGSEGV in this task");
+		BLOCK("prctl_tsc", "prctl(PR_GET_TSC): RDTSC raises SIGSEGV in this task");
 	else if (sf->prctl_tsc == PR_TSC_ENABLE)
-		OK("prctl(PR_GET_TSC): RDTSC enabled in this task");
+		OK("prctl_tsc", "prctl(PR_GET_TSC): RDTSC enabled in this task");
 	if (df->tsc_user.err == -ENOENT)
-		NOTE("no kernel.tsc_user (stock kernel): user RDTSC is not trapped");
+		NOTE("tsc_user_policy",
+		     "no kernel.tsc_user (stock kernel): user RDTSC is not trapped");
 	else if (df->tsc_user.err)
-		BLOCK("kernel.tsc_user: %s", err_text(df->tsc_user.err));
+		BLOCK("tsc_user_policy", "kernel.tsc_user: %s", err_text(df->tsc_user.err));
 	else if (df->tsc_user.v == 0)
-		OK("kernel.tsc_user=0: user RDTSC allowed");
+		OK("tsc_user_policy", "kernel.tsc_user=0: user RDTSC allowed");
 	else if (df->tsc_user.v == 1)
-		BLOCK("kernel.tsc_user=1: every user RDTSC traps and is emulated (slow, logged)");
+		BLOCK("tsc_user_policy",
+		      "kernel.tsc_user=1: every user RDTSC traps and is emulated (slow, logged)");
 	else if (df->tsc_user.v == 2)
-		BLOCK("kernel.tsc_user=2: user RDTSC raises SIGSEGV");
+		BLOCK("tsc_user_policy", "kernel.tsc_user=2: user RDTSC raises SIGSEGV");
 	else
-		BLOCK("kernel.tsc_user=%llu: unknown policy", (unsigned long long)df->tsc_user.v);
+		BLOCK("tsc_user_policy",
+		      "kernel.tsc_user=%llu: unknown policy", (unsigned long long)df->tsc_user.v);
 	return ok;
 }
 
@@ -256,24 +272,27 @@ static bool kernel_offers_tsc(struct tsc *t, struct decision *d)
 
 	tsc__need_cmdline(t, !tsc__kernel_keeps_tsc(df));
 	if (noteworthy(df->avail_err))
-		NOTE("available_clocksource: %s", err_text(df->avail_err));
+		NOTE("available_clocksource", "available_clocksource: %s", err_text(df->avail_err));
 	else if (df->avail_err)
 		;
 	else if (df->avail_tsc)
-		OK("tsc is in available_clocksource: the kernel offers the TSC as a clocksource");
+		OK("available_clocksource",
+		   "tsc is in available_clocksource: the kernel offers the TSC as a clocksource");
 	else if (sf->cmdline.tsc_unstable)
-		BLOCK("the kernel marked the TSC unstable (tsc=unstable on its command line): tsc is not in available_clocksource");
+		BLOCK("available_clocksource",
+		      "the kernel marked the TSC unstable (tsc=unstable on its command line): tsc is not in available_clocksource");
 	else
-		BLOCK("tsc is not in available_clocksource: the kernel marked the TSC unstable, or never registered it");
+		BLOCK("available_clocksource",
+		      "tsc is not in available_clocksource: the kernel marked the TSC unstable, or never registered it");
 
 	for (i = 0; i < sf->cmdline.n && i < CMDLINE_MAX; i++)
-		NOTE("kernel command line: %s: %s", sf->cmdline.param[i],
+		NOTE("cmdline", "kernel command line: %s: %s", sf->cmdline.param[i],
 		     tsc__cmdline_meaning(sf->cmdline.param[i]));
 	if (sf->cmdline.n > CMDLINE_MAX)
-		NOTE("kernel command line: %d more tsc= and clocksource= parameters",
+		NOTE("cmdline", "kernel command line: %d more tsc= and clocksource= parameters",
 		     sf->cmdline.n - CMDLINE_MAX);
 	if (noteworthy(sf->cmdline_err))
-		NOTE("/proc/cmdline: %s", sf->cmdline_err == -EBADMSG ?
+		NOTE("cmdline", "/proc/cmdline: %s", sf->cmdline_err == -EBADMSG ?
 		     "holds a NUL byte" : err_text(sf->cmdline_err));
 	return ok;
 }
@@ -286,76 +305,89 @@ static bool kernel_trusts(struct tsc *t, struct decision *d)
 	int inv;
 
 	if (!series)
-		NOTE("no /sys/devices/system/tsc/tsc0 (stock kernel)");
+		NOTE("tsc_stable", "no /sys/devices/system/tsc/tsc0 (stock kernel)");
 	else if (df->stable.err)
-		BLOCK("tsc0/tsc_stable: %s", err_text(df->stable.err));
+		BLOCK("tsc_stable", "tsc0/tsc_stable: %s", err_text(df->stable.err));
 	else if (df->stable.v == 1)
-		OK("tsc0/tsc_stable=1: the kernel trusts the TSC");
+		OK("tsc_stable", "tsc0/tsc_stable=1: the kernel trusts the TSC");
 	else if (df->stable.v == 0)
-		BLOCK("tsc0/tsc_stable=0: the kernel marked the TSC unstable");
+		BLOCK("tsc_stable", "tsc0/tsc_stable=0: the kernel marked the TSC unstable");
 	else
-		BLOCK("tsc0/tsc_stable=%llu: neither 0 nor 1", (unsigned long long)df->stable.v);
+		BLOCK("tsc_stable",
+		      "tsc0/tsc_stable=%llu: neither 0 nor 1", (unsigned long long)df->stable.v);
 
 	ok &= kernel_offers_tsc(t, d);
 	if (df->cs_err)
-		BLOCK("current_clocksource: %s", err_text(df->cs_err));
+		BLOCK("clocksource", "current_clocksource: %s", err_text(df->cs_err));
 	else if (!strcmp(df->cs, "tsc"))
-		OK("current_clocksource is tsc: the kernel keeps time with the TSC");
+		OK("clocksource", "current_clocksource is tsc: the kernel keeps time with the TSC");
 	else
-		BLOCK("current_clocksource is %s, not tsc: the kernel does not keep time with the TSC",
+		BLOCK("clocksource",
+		      "current_clocksource is %s, not tsc: the kernel does not keep time with the TSC",
 		      df->cs);
 
 	if (df->cs_vdso.err == -ENOENT)
-		NOTE("no current_clocksource_vdso: cannot tell whether clock_gettime() is a syscall");
+		NOTE("clocksource_vdso",
+		     "no current_clocksource_vdso: cannot tell whether clock_gettime() is a syscall");
 	else if (df->cs_vdso.err)
-		NOTE("current_clocksource_vdso: %s", err_text(df->cs_vdso.err));
+		NOTE("clocksource_vdso", "current_clocksource_vdso: %s", err_text(df->cs_vdso.err));
 	else if (df->cs_vdso.v == 1)
-		NOTE("current_clocksource_vdso=1: clock_gettime() is served by the vDSO");
+		NOTE("clocksource_vdso",
+		     "current_clocksource_vdso=1: clock_gettime() is served by the vDSO");
 	else
-		NOTE("current_clocksource_vdso=%llu: clock_gettime() is a system call",
+		NOTE("clocksource_vdso",
+		     "current_clocksource_vdso=%llu: clock_gettime() is a system call",
 		     (unsigned long long)df->cs_vdso.v);
 
 	if (sf->vdso_found) {
 		if (df->vdso_raw_rc == 0)
-			OK("vDSO __vdso_tsc_raw succeeds: the kernel keeps time with a TSC it trusts");
+			OK("vdso_tsc_raw",
+			   "vDSO __vdso_tsc_raw succeeds: the kernel keeps time with a TSC it trusts");
 		else if (df->vdso_raw_rc == -ENODEV)
-			BLOCK("vDSO __vdso_tsc_raw returned -ENODEV: the kernel is not keeping time with a TSC it trusts");
+			BLOCK("vdso_tsc_raw",
+			      "vDSO __vdso_tsc_raw returned -ENODEV: the kernel is not keeping time with a TSC it trusts");
 		else if (df->vdso_raw_rc == 1)
-			NOTE("vDSO has __vdso_tsc_raw and __vdso_tsc_to_ns (%s)",
+			NOTE("vdso_tsc_raw", "vDSO has __vdso_tsc_raw and __vdso_tsc_to_ns (%s)",
 			     t->live ? "not called: RDTSC not allowed" : "dump: not called");
 		else
-			BLOCK("vDSO __vdso_tsc_raw returned %d", df->vdso_raw_rc);
+			BLOCK("vdso_tsc_raw", "vDSO __vdso_tsc_raw returned %d", df->vdso_raw_rc);
 	} else if (sf->vdso_err == -ENOENT) {
-		NOTE("vDSO: none found");
+		NOTE("vdso", "vDSO: none found");
 	} else if (sf->vdso_err) {
-		NOTE("vDSO: not parsed (%s)", err_text(sf->vdso_err));
+		NOTE("vdso", "vDSO: not parsed (%s)", err_text(sf->vdso_err));
 	} else {
-		NOTE("vDSO has no __vdso_tsc_raw/__vdso_tsc_to_ns (LINUX_2.6)");
+		NOTE("vdso_tsc_raw", "vDSO has no __vdso_tsc_raw/__vdso_tsc_to_ns (LINUX_2.6)");
 	}
 
 	inv = sf->cpuid_known ? sf->cpu_invariant : -1;
 	tsc__need_cpuinfo(t, inv != 1 && !tsc__kernel_keeps_tsc(df));
 	if (inv == 1)
-		OK("invariant TSC (CPUID 0x80000007 EDX bit 8): constant rate, runs in deep C-states");
+		OK("invariant_tsc",
+		   "invariant TSC (CPUID 0x80000007 EDX bit 8): constant rate, runs in deep C-states");
 	else if (!sf->cpuinfo_err && (sf->cpuinfo & (CI_CONSTANT | CI_NONSTOP)) ==
 		 (CI_CONSTANT | CI_NONSTOP))
-		OK("cpuinfo: constant_tsc and nonstop_tsc");
+		OK("invariant_tsc", "cpuinfo: constant_tsc and nonstop_tsc");
 	else if (series && !df->stable.err && df->stable.v == 1)
-		NOTE("no invariant TSC flag, but the kernel trusts the TSC (tsc_stable=1)");
+		NOTE("invariant_tsc",
+		     "no invariant TSC flag, but the kernel trusts the TSC (tsc_stable=1)");
 	else if (series && df->stable.err)
-		BLOCK("no invariant TSC flag, and the kernel's word on it cannot be read (tsc0/tsc_stable: %s)",
+		BLOCK("invariant_tsc",
+		      "no invariant TSC flag, and the kernel's word on it cannot be read (tsc0/tsc_stable: %s)",
 		      err_text(df->stable.err));
 	else if (inv == 0 || !sf->cpuinfo_err)
-		BLOCK("no invariant TSC (CPUID 0x80000007 EDX bit 8, constant_tsc + nonstop_tsc), and no kernel to vouch for it");
+		BLOCK("invariant_tsc",
+		      "no invariant TSC (CPUID 0x80000007 EDX bit 8, constant_tsc + nonstop_tsc), and no kernel to vouch for it");
 	else
-		BLOCK("cannot tell whether the TSC is invariant: no CPUID facts, %s",
+		BLOCK("invariant_tsc",
+		      "cannot tell whether the TSC is invariant: no CPUID facts, %s",
 		      sf->cpuinfo_err == -ENODATA ? "no flags line in cpuinfo" : "no cpuinfo");
 	if (sf->cpuinfo_err == -ENODATA)
-		NOTE("cpuinfo: no flags line");
+		NOTE("cpuinfo_flags", "cpuinfo: no flags line");
 	if (sf->cpuinfo & CI_RELIABLE)
-		NOTE("cpuinfo: tsc_reliable (the kernel skips the clocksource watchdog)");
+		NOTE("tsc_reliable",
+		     "cpuinfo: tsc_reliable (the kernel skips the clocksource watchdog)");
 	if (sf->cpuinfo & CI_KNOWN_FREQ)
-		NOTE("cpuinfo: tsc_known_freq (the kernel did not calibrate)");
+		NOTE("tsc_known_freq", "cpuinfo: tsc_known_freq (the kernel did not calibrate)");
 	return ok;
 }
 
@@ -365,7 +397,7 @@ void tsc__decide(struct tsc *t, struct decision *d)
 
 	memset(d, 0, sizeof(*d));
 	if (t->opts.force_fallback)
-		BLOCK("fallback forced by option");
+		BLOCK("fallback_forced", "fallback forced by option");
 	run = may_run_rdtsc(t, d);
 	ok &= run;
 	ok &= kernel_trusts(t, d);
@@ -374,32 +406,38 @@ void tsc__decide(struct tsc *t, struct decision *d)
 	need = ok && run && !t->opts.force_fallback;
 	ok &= pick(t, d, need || (run && t->opts.force_calibrate));
 	if (!d->f.src && need && t->sf.perf_wait) {
-		BLOCK("waiting for the perf mmap page, asked after tsc_open() (perf_event_open() may take milliseconds)");
+		BLOCK("perf_wait",
+		      "waiting for the perf mmap page, asked after tsc_open() (perf_event_open() may take milliseconds)");
 		d->calib_wait = true;
 	} else if (!d->f.src && need && tsc__calibrating(t)) {
-		BLOCK("calibrating: the TSC is used once the error bound is at most 1 ppm");
+		BLOCK("calibrating",
+		      "calibrating: the TSC is used once the error bound is at most 1 ppm");
 		d->calib_wait = true;
 	} else if (!d->f.src && need) {
-		BLOCK("no conversion factors: no kernel factors, no frequency, no calibration");
+		BLOCK("conversion_factors",
+		      "no conversion factors: no kernel factors, no frequency, no calibration");
 	} else if (!d->f.src) {
-		NOTE("no conversion factors: none known, and none needed while the TSC is not used");
+		NOTE("conversion_factors",
+		     "no conversion factors: none known, and none needed while the TSC is not used");
 	}
 	if (t->sf.rdtscp_shown)
-		NOTE("ordered reads: RDTSCP");
+		NOTE("ordered_read", "ordered reads: RDTSCP");
 	else
-		NOTE("ordered reads: LFENCE;RDTSC (%s)", t->sf.rdtscp_why);
+		NOTE("ordered_read", "ordered reads: LFENCE;RDTSC (%s)", t->sf.rdtscp_why);
 	if (t->watch_err)
-		NOTE("cannot follow the kernel on its own (%s): %s", strerror(-t->watch_err),
+		NOTE("watcher",
+		     "cannot follow the kernel on its own (%s): %s", strerror(-t->watch_err),
 		     t->epfd >= 0 ? "no watcher thread; poll tsc_fd() and call tsc_process_events()" :
 		     "no fds; this decision stays until tsc_process_events() is called");
 	/* Only a watcher or tsc_process_events() gets it to the TSC. */
 	if (d->calib_wait && (t->opts.no_watcher || t->watch_err))
-		NOTE("no watcher: reads stay on the fallback clock until calls of "
+		NOTE("calibration_by_caller",
+		     "no watcher: reads stay on the fallback clock until calls of "
 		     "tsc_process_events() %s", t->epfd >= 0 || !t->watch_err ?
 		     "(tsc_fd() wakes every 10 ms meanwhile) take the TSC" :
 		     "(no fd to poll: call it now and then) take the TSC");
 	if (*t->watch_why)
-		NOTE("%s", t->watch_why);
+		NOTE("watcher_settings", "%s", t->watch_why);
 	d->usable = ok;
 	d->rdtsc_ok = run;
 }

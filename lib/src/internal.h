@@ -278,8 +278,8 @@ struct tsc {
 /* open.c */
 int tsc__set_errno(int err);
 /* decide.c */
-void tsc__reason(struct decision *d, enum tsc_reason_kind k, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+void tsc__reason(struct decision *d, enum tsc_reason_kind k, const char *code,
+		 const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 void tsc__decide(struct tsc *t, struct decision *d);
 bool tsc__calibrating(const struct tsc *t);	/* begun, bound not yet 1 ppm */
 bool tsc__refining(const struct tsc *t);	/* in use, bound above 10 ppb */

@@ -28,6 +28,7 @@
  * between CPUs, and the new one is never behind the old.
  */
 #include <errno.h>
+#include <limits.h>
 #include <string.h>
 
 #include "internal.h"
@@ -307,7 +308,10 @@ static void fill_info(struct tsc *t, const struct decision *d)
 	i->kernel_series = t->df.stable.err != -ENOENT;
 	i->vdso_tsc = t->sf.vdso_found;
 	i->vdso_clock = t->df.cs_vdso.err ? -1 : (int)(t->df.cs_vdso.v == 1);
-	i->tsc_user = t->df.tsc_user.err || t->df.tsc_user.v > 2 ? -1 : (int)t->df.tsc_user.v;
+	/* A policy this library does not know is still the kernel's word:
+	 * kept (metrics show it as no known state), not made "n/a". */
+	i->tsc_user = t->df.tsc_user.err ? -1 :
+		      t->df.tsc_user.v > INT_MAX ? INT_MAX : (int)t->df.tsc_user.v;
 	i->prctl_tsc = t->sf.prctl_tsc;
 	i->tsc_stable = t->df.stable.err || t->df.stable.v > 1 ? -1 : (int)t->df.stable.v;
 	if (d->f.src) {

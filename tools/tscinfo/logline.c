@@ -45,6 +45,31 @@ static void kv_num(FILE *f, const char *key, long long v)
 	fprintf(f, " %s=%lld", key, v);
 }
 
+/* The codes of the reasons that keep the TSC from use, each once, joined
+ * with ",": stable words to match on, where the texts carry numbers. */
+static void why_codes(FILE *f, const struct tsc_reason *rs, int n)
+{
+	char buf[64 * TSC_REASON_CODE_LEN] = "";
+	size_t len = 0;
+	int i, j;
+
+	for (i = 0; i < n; i++) {
+		if (rs[i].kind != TSC_REASON_BLOCK)
+			continue;
+		for (j = 0; j < i; j++)
+			if (rs[j].kind == TSC_REASON_BLOCK && !strcmp(rs[j].code, rs[i].code))
+				break;
+		if (j < i)
+			continue;
+		len += snprintf(buf + len, sizeof(buf) - len, "%s%s", len ? "," : "",
+				rs[i].code);
+		if (len >= sizeof(buf))
+			break;
+	}
+	if (*buf)
+		kv(f, "why_codes", buf);
+}
+
 /* The reasons that keep the TSC from use, joined with "; ". */
 static void why(FILE *f, const struct tsc_reason *rs, int n)
 {
@@ -90,6 +115,7 @@ void print_log(FILE *f, const char *event, const struct tsc_info *i,
 	}
 	if (stepped)
 		kv_num(f, "step_ns", i->last_step_ns);
+	why_codes(f, rs, nreasons);
 	why(f, rs, nreasons);
 	fputc('\n', f);
 }

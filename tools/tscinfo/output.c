@@ -174,8 +174,10 @@ void print_json(FILE *f, const struct report *r)
 			r->xcpu.worst_from_cpu, r->xcpu.worst_to_cpu);
 	fprintf(f, ",\n  \"reasons\": [");
 	for (n = 0; n < r->nreasons; n++) {
-		fprintf(f, "%s\n    {\"kind\": \"%s\", \"text\": ", n ? "," : "",
+		fprintf(f, "%s\n    {\"kind\": \"%s\", \"code\": ", n ? "," : "",
 			kind_word(r->reasons[n].kind));
+		json_str(f, r->reasons[n].code);
+		fprintf(f, ", \"text\": ");
 		json_str(f, r->reasons[n].text);
 		fprintf(f, "}");
 	}

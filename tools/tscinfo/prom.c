@@ -7,8 +7,11 @@
  *
  * Names follow node_exporter's: a "tsc_" prefix, base units (hertz, not
  * kHz), "_total" on the counter, "_info" gauges of value 1 whose labels
- * carry the text.  A fact that could not be read is left out, family and
- * all: never a made-up 0.
+ * carry the text, an enum as a state set (one series per state, the
+ * current one 1).  A fact that could not be read is left out, family and
+ * all: never a made-up 0.  Label values are names that stay put (a
+ * clocksource, a source, a reason's code), never a measurement: a value
+ * that changes from run to run would make new series at every run.
  */
 #include <string.h>
 
@@ -55,20 +58,37 @@ static void info(FILE *f, const char *name, const char *help, const char *label,
 	fprintf(f, "} 1\n");
 }
 
+/* kernel.tsc_user as a state set, named as the kernel names its values
+ * (tsc_user=allow|emulate|sigsegv): an enum's number as a gauge's value
+ * cannot be summed or compared, a state can be matched. */
+static void user_policy(FILE *f, long long v)
+{
+	static const char *const states[] = { "allow", "emulate", "sigsegv" };
+	size_t k;
+
+	family(f, "tsc_user_policy", "gauge", "kernel.tsc_user, the policy for user RDTSC: "
+	       "allow (runs natively), emulate (trapped and emulated), sigsegv (trapped, "
+	       "SIGSEGV); 1 for the current one, all 0 when the kernel gives a value "
+	       "tscinfo does not know.");
+	for (k = 0; k < sizeof(states) / sizeof(states[0]); k++)
+		fprintf(f, "tsc_user_policy{policy=\"%s\"} %d\n", states[k], v == (long long)k);
+}
+
 static const char *kind_word(enum tsc_reason_kind k)
 {
 	return k == TSC_REASON_OK ? "ok" : k == TSC_REASON_BLOCK ? "no" : "note";
 }
 
-/* Two series with the same labels make the collector fail the file:
- * a reason said twice (two equal kernel parameters) is listed once. */
+/* Two series with the same labels are an error to the collector (it
+ * fails the file, or serves one and logs it): reasons of one kind and
+ * code (two kernel parameters) are listed once. */
 static bool said_before(const struct report *r, int n)
 {
 	int i;
 
 	for (i = 0; i < n; i++)
 		if (r->reasons[i].kind == r->reasons[n].kind &&
-		    !strcmp(r->reasons[i].text, r->reasons[n].text))
+		    !strcmp(r->reasons[i].code, r->reasons[n].code))
 			return true;
 	return false;
 }
@@ -79,14 +99,16 @@ static void reasons(FILE *f, const struct report *r)
 
 	if (!r->nreasons)
 		return;
+	/* The code, not the text: texts carry kHz, factors and error bounds. */
 	family(f, "tsc_reason_info", "gauge",
-	       "libtsc's reasons for its decision; kind: ok (a condition holds), "
-	       "no (it keeps the TSC from use), note.");
+	       "libtsc's reasons for its decision, once per kind and code; kind: ok "
+	       "(a condition holds), no (it keeps the TSC from use), note; code: the "
+	       "condition, a stable name (tsc_reasons(3), tscinfo --json has the texts).");
 	for (n = 0; n < r->nreasons; n++) {
 		if (said_before(r, n))
 			continue;
-		fprintf(f, "tsc_reason_info{kind=\"%s\",reason=", kind_word(r->reasons[n].kind));
-		label_value(f, r->reasons[n].text);
+		fprintf(f, "tsc_reason_info{kind=\"%s\",code=", kind_word(r->reasons[n].kind));
+		label_value(f, r->reasons[n].code);
 		fprintf(f, "} 1\n");
 	}
 }
@@ -107,10 +129,15 @@ void print_prometheus(FILE *f, const struct report *r)
 	if (*i->clocksource)
 		info(f, "tsc_clocksource_info", "The kernel's current clocksource.",
 		     "clocksource", i->clocksource);
+	/* How it is known apart, in an _info of its own: the value's series
+	 * keeps its identity when the kernel starts or stops saying it
+	 * (current_clocksource_vdso), and no other _info is about it. */
 	if (strcmp(kind, "unknown")) {
-		family(f, "tsc_clock_gettime_vdso", "gauge", "Whether clock_gettime() is served "
-		       "by the vDSO (1) or is a system call (0); from: how that is known.");
-		fprintf(f, "tsc_clock_gettime_vdso{from=\"%s\"} %d\n", how, !strcmp(kind, "vdso"));
+		gauge(f, "tsc_clock_gettime_vdso", "Whether clock_gettime() is served "
+		      "by the vDSO (1) or is a system call (0).", !strcmp(kind, "vdso"));
+		info(f, "tsc_clock_gettime_vdso_info", "How tsc_clock_gettime_vdso is known: "
+		     "current_clocksource_vdso (the kernel says) or clocksource (inferred).",
+		     "from", how);
 	}
 	if (i->khz) {
 		gauge(f, "tsc_frequency_hertz", "The TSC's frequency.",
@@ -119,8 +146,7 @@ void print_prometheus(FILE *f, const struct report *r)
 		     "source", tsc_src_name(i->khz_src));
 	}
 	if (i->tsc_user >= 0)
-		gauge(f, "tsc_user_policy", "kernel.tsc_user: 0 user RDTSC allowed, 1 trapped "
-		      "and emulated, 2 trapped with SIGSEGV.", i->tsc_user);
+		user_policy(f, i->tsc_user);
 	if (r->have_traps) {
 		family(f, "tsc_user_traps_total", "counter",
 		       "User RDTSC and RDTSCP that kernel.tsc_user trapped since boot, "
