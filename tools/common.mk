@@ -1,9 +1,14 @@
 # SPDX-License-Identifier: MIT OR LGPL-2.1
 # What the tools' Makefiles share: $(TOOL), linked with libtsc.a, and
 # $(TOOL)-static, fully static (guest); both with tools/common/.
+# LIBTSC_LINK=shared links $(TOOL) with libtsc.so.0 instead, as a
+# distribution package must (debian/rules), so that a fix shipped in the
+# library reaches the tools; such a binary finds the library only once
+# it is installed (or with LD_LIBRARY_PATH).
 # make install adds its man page and bash completion ($(TOOL).bash-completion).
 # The including Makefile sets TOOL, SRCS, HDRS, LIBS and may set
-# INSTALL_EXTRA (a command run by make install).
+# LIBSRCS (lib/src files compiled in: internals the tool calls, which
+# libtsc.so.0 does not export) and INSTALL_EXTRA (run by make install).
 
 TOP	:= $(abspath $(dir $(lastword $(MAKEFILE_LIST)))..)
 D	:= $(TOP)/tools/$(TOOL)
@@ -15,15 +20,26 @@ BINDIR	?= $(PREFIX)/bin
 MANDIR	?= $(PREFIX)/share/man
 COMPDIR	?= $(PREFIX)/share/bash-completion/completions
 
+LIBTSC_LINK ?= static
+ifeq ($(LIBTSC_LINK),shared)
+LINK_LIBTSC := -L$(LIBO) -ltsc
+else ifeq ($(LIBTSC_LINK),static)
+LINK_LIBTSC := $(LIBO)/libtsc.a
+else
+$(error LIBTSC_LINK=$(LIBTSC_LINK): say static (libtsc.a, the default) or shared (libtsc.so.0))
+endif
+
 CC	?= cc
 CFLAGS	?= -O2 -g
 WARN	:= -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
 	   -Wno-unused-parameter
-TOOL_CFLAGS := $(WARN) -std=gnu11 -D_GNU_SOURCE -I$(TOP)/lib/include -I$(LIBO)/include -I$(C)
+TOOL_CFLAGS := $(WARN) -std=gnu11 -D_GNU_SOURCE -I$(TOP)/lib/include -I$(LIBO)/include -I$(C) \
+	   -I$(TOP)/lib/src
 COMMON	:= opt.c json.c msg.c utf8.c
-ALL_SRCS := $(addprefix $(D)/,$(SRCS)) $(addprefix $(C)/,$(COMMON))
+ALL_SRCS := $(addprefix $(D)/,$(SRCS)) $(addprefix $(C)/,$(COMMON)) \
+	    $(addprefix $(TOP)/lib/src/,$(LIBSRCS))
 DEPS	:= $(ALL_SRCS) $(addprefix $(D)/,$(HDRS)) $(addprefix $(C)/,$(COMMON:.c=.h)) \
-	   $(LIBO)/libtsc.a $(TOP)/lib/include/tsc.h
+	   $(LIBO)/libtsc.a $(TOP)/lib/include/tsc.h $(TOP)/lib/src/internal.h
 
 .PHONY: all install clean lib
 all: $(O)/$(TOOL) $(O)/$(TOOL)-static
@@ -36,7 +52,7 @@ lib:
 $(O)/$(TOOL): $(DEPS)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(TOOL_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $(ALL_SRCS) \
-		$(LIBO)/libtsc.a $(LIBS)
+		$(LINK_LIBTSC) $(LIBS)
 
 $(O)/$(TOOL)-static: $(DEPS)
 	@mkdir -p $(@D)

@@ -21,8 +21,8 @@ grep -q "PKG_CONFIG_PATH=/opt/tsckit/lib/pkgconfig" "$d/log" ||
 grep -E "ld\.so\.conf|LD_LIBRARY_PATH|PKG_CONFIG_PATH" "$d/log" | grep -q "$d" &&
 	no "make install's hint names the DESTDIR, not where the library runs from"
 r=$d/root/opt/tsckit
-for f in lib/libtsc.a lib/libtsc.so lib/libtsc.so.0 lib/pkgconfig/libtsc.pc include/tsc.h \
-	include/tsc-version.h share/man/man3/tsc_open.3 share/man/man1/tscinfo.1 bin/tscinfo \
+for f in lib/libtsc.a lib/libtsc.so lib/libtsc.so.0 lib/pkgconfig/libtsc.pc include/libtsc/tsc.h \
+	include/libtsc/tsc-version.h share/man/man3/tsc_open.3 share/man/man1/tscinfo.1 bin/tscinfo \
 	bin/tscbench share/man/man1/tscbench.1 share/bash-completion/completions/tscinfo \
 	share/bash-completion/completions/tscbench lib/systemd/system/tscinfo-watch.service \
 	lib/systemd/system/tscinfo-metrics.service lib/systemd/system/tscinfo-metrics.timer; do

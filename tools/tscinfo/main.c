@@ -12,20 +12,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "internal.h"	/* the capture helpers, compiled in (LIBSRCS) */
 #include "tscinfo.h"
 
 const char tool_name[] = "tscinfo";
-
-/* libtsc internals, linked from libtsc.a: the capture helpers. */
-struct cpuid_leaf {
-	uint32_t leaf, subleaf, r[4];
-};
-struct cpuid_set {
-	int n;
-	struct cpuid_leaf l[64];
-};
-int tsc__cpuid_live(struct cpuid_set *set);
-int tsc__vdso_live(const void **base, size_t *len);
 
 static void usage(FILE *f)
 {
