@@ -205,8 +205,7 @@ struct tsc_info {
 	bool vdso_tsc;		/* the vDSO has __vdso_tsc_raw/__vdso_tsc_to_ns */
 	int vdso_clock;		/* clock_gettime via vDSO: 1 yes, 0 syscall, -1 unknown */
 	int tsc_user;		/* kernel.tsc_user: 0 allow, 1 emulate, 2 sigsegv,
-				 * above: a policy unknown to this library (since
-				 * 0.5.0; was -1), -1 absent or unreadable */
+				 * -1 absent, unreadable or unknown (tsc_user_value) */
 	int prctl_tsc;		/* PR_GET_TSC of this task: 1 enable, 2 sigsegv, -1 n/a */
 	int tsc_stable;		/* tsc0/tsc_stable, -1 absent or unreadable */
 	enum tsc_src src;	/* factors in use (kept while falling back) */
@@ -238,6 +237,10 @@ struct tsc_info {
 				 * last anchor, which slewing then absorbs */
 	uint64_t refinements;	/* calibration refinements, each a slew, from
 				 * the wall anchors' brackets */
+	/* Added in 0.5.0: */
+	long long tsc_user_value;	/* kernel.tsc_user as read, also a value
+					 * this library does not know; -1 absent
+					 * or unreadable */
 };
 /* Copy at most sz bytes of the current info and zero the rest of sz;
  * returns how many bytes this library filled (its struct's size, or sz
@@ -262,11 +265,16 @@ enum tsc_reason_kind {
 struct tsc_reason {
 	enum tsc_reason_kind kind;
 	char text[TSC_REASON_LEN];
-	char code[TSC_REASON_CODE_LEN];
+	char code[TSC_REASON_CODE_LEN];	/* since 0.5.0 */
 };
-/* Copy up to n reasons of the current decision; returns how many there
- * are (may exceed n). */
-int tsc_reasons(struct tsc *t, struct tsc_reason *out, size_t n);
+/* Copy up to n reasons of the current decision, each element sz bytes
+ * (sizeof(struct tsc_reason) of the caller's header, at least the 0.4
+ * element without code); returns how many there are (may exceed n). */
+int tsc_get_reasons(struct tsc *t, struct tsc_reason *out, size_t n, size_t sz);
+/* The element size is the caller's: a program built against this header
+ * gets codes, one built before 0.5.0 called the function tsc_reasons,
+ * which still fills the old element. */
+#define tsc_reasons(t, out, n) tsc_get_reasons((t), (out), (n), sizeof(struct tsc_reason))
 
 /* A pollable fd (epoll over the watched sysfs files and a 1 s timer);
  * when readable, call tsc_process_events().  Returns the fd (owned by the

@@ -276,6 +276,10 @@ struct tsc {
 };
 
 /* open.c */
+/* tsc_reasons() of 0.2 to 0.4, which tsc.h now hides behind a macro:
+ * it fills elements of their size, without code. */
+#define TSC_REASON_SIZE_0_4 offsetof(struct tsc_reason, code)
+int (tsc_reasons)(struct tsc *t, struct tsc_reason *out, size_t n);
 int tsc__set_errno(int err);
 /* decide.c */
 void tsc__reason(struct decision *d, enum tsc_reason_kind k, const char *code,

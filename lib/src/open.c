@@ -142,18 +142,31 @@ TSC_API int tsc_get_info(struct tsc *t, struct tsc_info *info, size_t sz)
 	return (int)(sz < sizeof(t->info) ? sz : sizeof(t->info));
 }
 
-TSC_API int tsc_reasons(struct tsc *t, struct tsc_reason *out, size_t n)
+/* Each element as the caller's struct tsc_reason is: its first sz bytes
+ * of ours, then zeros (a larger struct of a newer header). */
+TSC_API int tsc_get_reasons(struct tsc *t, struct tsc_reason *out, size_t n, size_t sz)
 {
+	size_t i, part = sz < sizeof(*out) ? sz : sizeof(*out);
+	char *p = (char *)out;
 	int count;
 
-	if (!t || (!out && n))
+	if (!t || (!out && n) || sz < TSC_REASON_SIZE_0_4)
 		return tsc__set_errno(-EINVAL);
 	tsc__lock(t);
 	count = t->d.n;
-	if (n)
-		memcpy(out, t->d.r, (n < (size_t)count ? n : (size_t)count) * sizeof(*out));
+	for (i = 0; i < n && i < (size_t)count; i++, p += sz) {
+		memcpy(p, &t->d.r[i], part);
+		memset(p + part, 0, sz - part);
+	}
 	tsc__unlock(t);
 	return count;
+}
+
+/* The 0.2 to 0.4 ABI: elements without code.  Programs built before
+ * 0.5.0 call it by name; tsc.h now maps tsc_reasons() to the above. */
+TSC_API int (tsc_reasons)(struct tsc *t, struct tsc_reason *out, size_t n)
+{
+	return tsc_get_reasons(t, out, n, TSC_REASON_SIZE_0_4);
 }
 
 TSC_API const char *tsc_src_name(enum tsc_src src)

@@ -308,10 +308,11 @@ static void fill_info(struct tsc *t, const struct decision *d)
 	i->kernel_series = t->df.stable.err != -ENOENT;
 	i->vdso_tsc = t->sf.vdso_found;
 	i->vdso_clock = t->df.cs_vdso.err ? -1 : (int)(t->df.cs_vdso.v == 1);
+	i->tsc_user = t->df.tsc_user.err || t->df.tsc_user.v > 2 ? -1 : (int)t->df.tsc_user.v;
 	/* A policy this library does not know is still the kernel's word:
-	 * kept (metrics show it as no known state), not made "n/a". */
-	i->tsc_user = t->df.tsc_user.err ? -1 :
-		      t->df.tsc_user.v > INT_MAX ? INT_MAX : (int)t->df.tsc_user.v;
+	 * kept here (metrics show it as no known state). */
+	i->tsc_user_value = t->df.tsc_user.err ? -1 :
+			    t->df.tsc_user.v > LLONG_MAX ? LLONG_MAX : (long long)t->df.tsc_user.v;
 	i->prctl_tsc = t->sf.prctl_tsc;
 	i->tsc_stable = t->df.stable.err || t->df.stable.v > 1 ? -1 : (int)t->df.stable.v;
 	if (d->f.src) {

@@ -1,10 +1,49 @@
 // SPDX-License-Identifier: MIT OR LGPL-2.1
 /* The shared library: soname, version nodes, and the inline fast path as
  * real symbols (for bindings) agreeing with the inline functions; a
- * dlclose() does not unmap it while tsc_default()'s watcher runs it. */
+ * dlclose() does not unmap it while tsc_default()'s watcher runs it.
+ * tsc_reasons@LIBTSC_0.2, which programs built before 0.5.0 call, fills
+ * their shorter element and not a byte past it. */
 #include <dlfcn.h>
 
 #include "t.h"
+
+/* struct tsc_reason of libtsc 0.2 to 0.4. */
+struct reason_0_4 {
+	enum tsc_reason_kind kind;
+	char text[TSC_REASON_LEN];
+};
+
+static void old_reasons(void *h, struct tsc *t)
+{
+	int (*old)(struct tsc *, struct reason_0_4 *, size_t);
+	struct tsc_reason now[8];
+	unsigned char buf[3 * sizeof(struct reason_0_4) + 64];
+	struct reason_0_4 *r = (void *)buf;
+	int n, m, i;
+	size_t k;
+
+	old = (void *)dlvsym(h, "tsc_reasons", "LIBTSC_0.2");
+	CHECK(old, "tsc_reasons@LIBTSC_0.2 missing: programs built before 0.5.0 fail");
+	CHECK(dlvsym(h, "tsc_get_reasons", "LIBTSC_0.5"), "tsc_get_reasons@LIBTSC_0.5 missing");
+	if (!old)
+		return;
+	n = tsc_reasons(t, now, 8);
+	memset(buf, 0xa5, sizeof(buf));
+	m = old(t, r, 3);
+	CHECK(m == n && n >= 3, "old call: %d reasons, new call %d", m, n);
+	for (i = 0; i < 3 && i < n; i++)
+		CHECK(r[i].kind == now[i].kind && !strcmp(r[i].text, now[i].text),
+		      "old element %d is not reason %d: '%s'", i, i, r[i].text);
+	for (k = 3 * sizeof(*r); k < sizeof(buf); k++)
+		if (buf[k] != 0xa5)
+			break;
+	CHECK(k == sizeof(buf), "the old call wrote byte %zu, past its 3 elements of %zu",
+	      k, sizeof(*r));
+	errno = 0;
+	CHECK(tsc_get_reasons(t, now, 1, sizeof(struct reason_0_4) - 1) < 0 && errno == EINVAL,
+	      "an element smaller than 0.4's accepted");
+}
 
 int main(void)
 {
@@ -80,6 +119,7 @@ int main(void)
 		      "ten years is %llu ns", (unsigned long long)c);
 	}
 	CHECK(in_use(t), "the TSC path was not tested");
+	old_reasons(h, t);
 	close_(t);
 	/* The .so's default handle: its watcher wakes within 1 s, in the
 	 * library's code, which must still be mapped after dlclose(). */

@@ -30,6 +30,7 @@ int main(int argc, char **argv)
 
 	r.info.vdso_clock = -1;
 	r.info.tsc_user = -1;
+	r.info.tsc_user_value = -1;
 	r.info.prctl_tsc = -1;
 	r.info.tsc_stable = -1;
 	reason(&r, TSC_REASON_BLOCK, odd, "say \"no\" to C:\\tsc\\ and\nthen stop");

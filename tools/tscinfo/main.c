@@ -158,7 +158,7 @@ static bool same(const struct tsc_info *a, const struct tsc_info *b)
 {
 	return a->usable == b->usable && a->tsc_stable == b->tsc_stable &&
 	       a->vdso_clock == b->vdso_clock && a->mult == b->mult &&
-	       a->shift == b->shift && a->src == b->src && a->tsc_user == b->tsc_user &&
+	       a->shift == b->shift && a->src == b->src && a->tsc_user_value == b->tsc_user_value &&
 	       !strcmp(a->clocksource, b->clocksource);
 }
 

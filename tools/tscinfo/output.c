@@ -154,7 +154,10 @@ void print_json(FILE *f, const struct report *r)
 		fprintf(f, "%d", i->vdso_raw);
 	fprintf(f, ",\n  \"rdtsc_trapped\": \"%s\"", trap_kind(i));
 	fprintf(f, ",\n  \"tsc_user\": ");
-	jint_or_null(f, i->tsc_user);
+	if (i->tsc_user_value >= 0)	/* the kernel's value, also one unknown here */
+		fprintf(f, "%lld", i->tsc_user_value);
+	else
+		fprintf(f, "null");
 	fprintf(f, ",\n  \"prctl_tsc\": %s", i->prctl_tsc == PR_TSC_ENABLE ? "\"enable\"" :
 		i->prctl_tsc == PR_TSC_SIGSEGV ? "\"sigsegv\"" : "null");
 	fprintf(f, ",\n  \"ordered_read\": \"%s\"", i->rdtscp ? "rdtscp" : "lfence-rdtsc");

@@ -145,8 +145,8 @@ void print_prometheus(FILE *f, const struct report *r)
 		info(f, "tsc_frequency_source_info", "Where the TSC frequency comes from.",
 		     "source", tsc_src_name(i->khz_src));
 	}
-	if (i->tsc_user >= 0)
-		user_policy(f, i->tsc_user);
+	if (i->tsc_user_value >= 0)
+		user_policy(f, i->tsc_user_value);
 	if (r->have_traps) {
 		family(f, "tsc_user_traps_total", "counter",
 		       "User RDTSC and RDTSCP that kernel.tsc_user trapped since boot, "
