@@ -22,7 +22,8 @@ COMPDIR	?= $(PREFIX)/share/bash-completion/completions
 
 LIBTSC_LINK ?= static
 ifeq ($(LIBTSC_LINK),shared)
-LINK_LIBTSC := -L$(LIBO) -ltsc
+# By path, not -L: an -L in LDFLAGS would find an installed libtsc first.
+LINK_LIBTSC := $(LIBO)/libtsc.so
 else ifeq ($(LIBTSC_LINK),static)
 LINK_LIBTSC := $(LIBO)/libtsc.a
 else
@@ -41,15 +42,21 @@ ALL_SRCS := $(addprefix $(D)/,$(SRCS)) $(addprefix $(C)/,$(COMMON)) \
 DEPS	:= $(ALL_SRCS) $(addprefix $(D)/,$(HDRS)) $(addprefix $(C)/,$(COMMON:.c=.h)) \
 	   $(LIBO)/libtsc.a $(TOP)/lib/include/tsc.h $(TOP)/lib/src/internal.h
 
-.PHONY: all install clean lib
+.PHONY: all install clean lib FORCE
 all: $(O)/$(TOOL) $(O)/$(TOOL)-static
+
+# Which libtsc $(TOOL) was linked with: rewritten (and so relinked) only
+# when LIBTSC_LINK changes.
+$(O)/.$(TOOL).link: FORCE
+	@mkdir -p $(@D)
+	@echo $(LIBTSC_LINK) | cmp -s - $@ || echo $(LIBTSC_LINK) > $@
 
 $(LIBO)/libtsc.a: lib
 	@:
 lib:
 	$(MAKE) -s -C $(TOP)/lib O=$(LIBO)
 
-$(O)/$(TOOL): $(DEPS)
+$(O)/$(TOOL): $(DEPS) $(O)/.$(TOOL).link
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(TOOL_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $(ALL_SRCS) \
 		$(LINK_LIBTSC) $(LIBS)
@@ -67,4 +74,4 @@ install: $(O)/$(TOOL)
 	install -m 644 $(D)/$(TOOL).bash-completion $(DESTDIR)$(COMPDIR)/$(TOOL)
 
 clean:
-	rm -f $(O)/$(TOOL) $(O)/$(TOOL)-static
+	rm -f $(O)/$(TOOL) $(O)/$(TOOL)-static $(O)/.$(TOOL).link

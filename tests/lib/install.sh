@@ -8,8 +8,18 @@ d=$(mktemp -d)
 fail=0
 no() { echo "# FAIL: $*"; fail=1; }
 
+# An older install's headers one level up (before 0.5.0), which "cc
+# -ltsc" would find first, and a header of another package beside them.
+mkdir -p "$d/root/opt/tsckit/include"
+printf '#include <tsc-version.h>\n' > "$d/root/opt/tsckit/include/tsc.h"
+printf '#define TSC_VERSION "0.4.0"\n' > "$d/root/opt/tsckit/include/tsc-version.h"
+printf '#define OTHER 1\n' > "$d/root/opt/tsckit/include/other.h"
 make -s -C "$top" install PREFIX=/opt/tsckit DESTDIR="$d/root" > "$d/log" 2>&1 ||
 	{ sed 's/^/# /' "$d/log"; no "make install failed"; }
+if [ -e "$d/root/opt/tsckit/include/tsc.h" ] || [ -e "$d/root/opt/tsckit/include/tsc-version.h" ]; then
+	no "make install left an older libtsc's include/tsc.h or tsc-version.h"
+fi
+[ -e "$d/root/opt/tsckit/include/other.h" ] || no "make install removed another package's header"
 # How programs find the library: ldconfig, or the directory it went to
 # (where it runs, without DESTDIR) for ld.so.conf.d or LD_LIBRARY_PATH,
 # and pkg-config's path.
