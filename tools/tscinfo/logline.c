@@ -102,8 +102,8 @@ void print_log(FILE *f, const char *event, const struct tsc_info *i,
 		kv(f, "clocksource", i->clocksource);
 	if (strcmp(gettime_kind(i, &how), "unknown"))
 		kv(f, "clock_gettime", gettime_kind(i, &how));
-	if (i->tsc_user >= 0)
-		kv_num(f, "tsc_user", i->tsc_user);
+	if (i->tsc_user_value >= 0)
+		kv_num(f, "tsc_user", i->tsc_user_value);
 	if (i->khz) {
 		kv_num(f, "khz", (long long)i->khz);
 		kv(f, "khz_source", tsc_src_name(i->khz_src));
@@ -115,7 +115,8 @@ void print_log(FILE *f, const char *event, const struct tsc_info *i,
 	}
 	if (stepped)
 		kv_num(f, "step_ns", i->last_step_ns);
-	why_codes(f, rs, nreasons);
+	/* why_codes came in 0.5.0: last, so that the keys before keep their order. */
 	why(f, rs, nreasons);
+	why_codes(f, rs, nreasons);
 	fputc('\n', f);
 }
