@@ -61,7 +61,7 @@
  * the library knows are rejected with -EINVAL.  tsc_get_info() takes the
  * size of the caller's struct and returns how many bytes it filled.
  *
- * Thread safety: every read function and tsc_get_info(), tsc_reasons(),
+ * Thread safety: every read function and tsc_get_info(), tsc_get_reasons(),
  * tsc_ns_to_clock() may be called from any thread at any time; the read
  * functions, tsc_ns_to_clock() and tsc_clock_gettime() are lock-free and
  * async-signal-safe.  The
@@ -74,7 +74,9 @@
  * fds and a watcher of its own (see tsc_open(3)).
  *
  * The inline functions are also exported as real symbols for bindings
- * (built from src/ffi.c).  ABI: struct tsc_fast is part of it.
+ * (built from src/ffi.c).  ABI: struct tsc_fast is part of it.  A
+ * binding calls tsc_get_reasons() with its element size: the exported
+ * symbol tsc_reasons fills the 0.4 element (without code).
  */
 #ifndef TSC_H
 #define TSC_H
@@ -238,9 +240,12 @@ struct tsc_info {
 	uint64_t refinements;	/* calibration refinements, each a slew, from
 				 * the wall anchors' brackets */
 	/* Added in 0.5.0: */
-	long long tsc_user_value;	/* kernel.tsc_user as read, also a value
-					 * this library does not know; -1 absent
-					 * or unreadable */
+	long long tsc_user_value;	/* kernel.tsc_user as read (at most
+					 * LLONG_MAX), also a value this library
+					 * does not know; -1 absent or unreadable.
+					 * A 0.4 library leaves it 0: it is valid
+					 * only if tsc_get_info() returned at least
+					 * its end */
 };
 /* Copy at most sz bytes of the current info and zero the rest of sz;
  * returns how many bytes this library filled (its struct's size, or sz
@@ -273,7 +278,8 @@ struct tsc_reason {
 int tsc_get_reasons(struct tsc *t, struct tsc_reason *out, size_t n, size_t sz);
 /* The element size is the caller's: a program built against this header
  * gets codes, one built before 0.5.0 called the function tsc_reasons,
- * which still fills the old element. */
+ * which still fills the old element.  No function tsc_reasons is
+ * declared: a pointer is &tsc_get_reasons. */
 #define tsc_reasons(t, out, n) tsc_get_reasons((t), (out), (n), sizeof(struct tsc_reason))
 
 /* A pollable fd (epoll over the watched sysfs files and a 1 s timer);

@@ -142,15 +142,19 @@ TSC_API int tsc_get_info(struct tsc *t, struct tsc_info *info, size_t sz)
 	return (int)(sz < sizeof(t->info) ? sz : sizeof(t->info));
 }
 
-/* Each element as the caller's struct tsc_reason is: its first sz bytes
- * of ours, then zeros (a larger struct of a newer header). */
-TSC_API int tsc_get_reasons(struct tsc *t, struct tsc_reason *out, size_t n, size_t sz)
+_Static_assert(TSC_REASON_SIZE_0_4 == sizeof(int) + TSC_REASON_LEN,
+	       "the 0.4 element is kind and text");
+
+/* Each element as the caller's struct tsc_reason is: the 0.4 element
+ * (sz is its size), or all of ours and then zeros (a larger struct of a
+ * newer header); a size between would cut code short. */
+static int get_reasons(struct tsc *t, struct tsc_reason *out, size_t n, size_t sz)
 {
 	size_t i, part = sz < sizeof(*out) ? sz : sizeof(*out);
 	char *p = (char *)out;
 	int count;
 
-	if (!t || (!out && n) || sz < TSC_REASON_SIZE_0_4)
+	if (!t || (!out && n) || (sz != TSC_REASON_SIZE_0_4 && sz < sizeof(*out)))
 		return tsc__set_errno(-EINVAL);
 	tsc__lock(t);
 	count = t->d.n;
@@ -162,11 +166,16 @@ TSC_API int tsc_get_reasons(struct tsc *t, struct tsc_reason *out, size_t n, siz
 	return count;
 }
 
+TSC_API int tsc_get_reasons(struct tsc *t, struct tsc_reason *out, size_t n, size_t sz)
+{
+	return get_reasons(t, out, n, sz);
+}
+
 /* The 0.2 to 0.4 ABI: elements without code.  Programs built before
  * 0.5.0 call it by name; tsc.h now maps tsc_reasons() to the above. */
 TSC_API int (tsc_reasons)(struct tsc *t, struct tsc_reason *out, size_t n)
 {
-	return tsc_get_reasons(t, out, n, TSC_REASON_SIZE_0_4);
+	return get_reasons(t, out, n, TSC_REASON_SIZE_0_4);
 }
 
 TSC_API const char *tsc_src_name(enum tsc_src src)

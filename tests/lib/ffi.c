@@ -26,6 +26,8 @@ static void old_reasons(void *h, struct tsc *t)
 	old = (void *)dlvsym(h, "tsc_reasons", "LIBTSC_0.2");
 	CHECK(old, "tsc_reasons@LIBTSC_0.2 missing: programs built before 0.5.0 fail");
 	CHECK(dlvsym(h, "tsc_get_reasons", "LIBTSC_0.5"), "tsc_get_reasons@LIBTSC_0.5 missing");
+	CHECK(dlsym(h, "tsc_reasons") == (void *)old,
+	      "tsc_reasons' default version is not LIBTSC_0.2: a stale 0.4 header would get another element");
 	if (!old)
 		return;
 	n = tsc_reasons(t, now, 8);
@@ -43,6 +45,9 @@ static void old_reasons(void *h, struct tsc *t)
 	errno = 0;
 	CHECK(tsc_get_reasons(t, now, 1, sizeof(struct reason_0_4) - 1) < 0 && errno == EINVAL,
 	      "an element smaller than 0.4's accepted");
+	errno = 0;
+	CHECK(tsc_get_reasons(t, now, 1, sizeof(struct tsc_reason) - 1) < 0 && errno == EINVAL,
+	      "an element that cuts code short accepted");
 }
 
 int main(void)
