@@ -45,48 +45,24 @@ static void kv_num(FILE *f, const char *key, long long v)
 	fprintf(f, " %s=%lld", key, v);
 }
 
-/* The codes of the reasons that keep the TSC from use, each once, joined
- * with ",": stable words to match on, where the texts carry numbers. */
-static void why_codes(FILE *f, const struct tsc_reason *rs, int n)
-{
-	char buf[64 * TSC_REASON_CODE_LEN] = "";
-	size_t len = 0;
-	int i, j;
-
-	for (i = 0; i < n; i++) {
-		if (rs[i].kind != TSC_REASON_BLOCK)
-			continue;
-		for (j = 0; j < i; j++)
-			if (rs[j].kind == TSC_REASON_BLOCK && !strcmp(rs[j].code, rs[i].code))
-				break;
-		if (j < i)
-			continue;
-		len += snprintf(buf + len, sizeof(buf) - len, "%s%s", len ? "," : "",
-				rs[i].code);
-		if (len >= sizeof(buf))
-			break;
-	}
-	if (*buf)
-		kv(f, "why_codes", buf);
-}
-
-/* The reasons that keep the TSC from use, joined with "; ". */
-static void why(FILE *f, const struct tsc_reason *rs, int n)
+/* The reasons that keep the TSC from use, joined with sep: their texts,
+ * or their codes, each once (stable words to match on, where the texts
+ * carry numbers). */
+static void blocking(FILE *f, const char *key, const struct tsc_reason *rs, int n,
+		     bool codes)
 {
 	char buf[64 * TSC_REASON_LEN] = "";
 	size_t len = 0;
 	int i;
 
-	for (i = 0; i < n; i++) {
-		if (rs[i].kind != TSC_REASON_BLOCK)
+	for (i = 0; i < n && len < sizeof(buf); i++) {
+		if (rs[i].kind != TSC_REASON_BLOCK || (codes && reason_repeats(rs, i)))
 			continue;
-		len += snprintf(buf + len, sizeof(buf) - len, "%s%s", len ? "; " : "",
-				rs[i].text);
-		if (len >= sizeof(buf))
-			break;
+		len += snprintf(buf + len, sizeof(buf) - len, "%s%s",
+				len ? (codes ? "," : "; ") : "", codes ? rs[i].code : rs[i].text);
 	}
 	if (*buf)
-		kv(f, "why", buf);
+		kv(f, key, buf);
 }
 
 void print_log(FILE *f, const char *event, const struct tsc_info *i,
@@ -116,7 +92,7 @@ void print_log(FILE *f, const char *event, const struct tsc_info *i,
 	if (stepped)
 		kv_num(f, "step_ns", i->last_step_ns);
 	/* why_codes came in 0.5.0: last, so that the keys before keep their order. */
-	why(f, rs, nreasons);
-	why_codes(f, rs, nreasons);
+	blocking(f, "why", rs, nreasons, false);
+	blocking(f, "why_codes", rs, nreasons, true);
 	fputc('\n', f);
 }

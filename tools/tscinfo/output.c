@@ -27,6 +27,16 @@ const char *gettime_kind(const struct tsc_info *i, const char **how)
 	return vdso_capable(i->clocksource) ? "vdso" : "syscall";
 }
 
+bool reason_repeats(const struct tsc_reason *rs, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (rs[i].kind == rs[n].kind && !strcmp(rs[i].code, rs[n].code))
+			return true;
+	return false;
+}
+
 /* Is user RDTSC trapped?  no / emulate / sigsegv / unknown */
 const char *trap_kind(const struct tsc_info *i)
 {

@@ -79,20 +79,6 @@ static const char *kind_word(enum tsc_reason_kind k)
 	return k == TSC_REASON_OK ? "ok" : k == TSC_REASON_BLOCK ? "no" : "note";
 }
 
-/* Two series with the same labels are an error to the collector (it
- * fails the file, or serves one and logs it): reasons of one kind and
- * code (two kernel parameters) are listed once. */
-static bool said_before(const struct report *r, int n)
-{
-	int i;
-
-	for (i = 0; i < n; i++)
-		if (r->reasons[i].kind == r->reasons[n].kind &&
-		    !strcmp(r->reasons[i].code, r->reasons[n].code))
-			return true;
-	return false;
-}
-
 static void reasons(FILE *f, const struct report *r)
 {
 	int n;
@@ -105,7 +91,10 @@ static void reasons(FILE *f, const struct report *r)
 	       "(a condition holds), no (it keeps the TSC from use), note; code: the "
 	       "condition, a stable name (tsc_reasons(3), tscinfo --json has the texts).");
 	for (n = 0; n < r->nreasons; n++) {
-		if (said_before(r, n))
+		/* Two series with the same labels are an error to the
+		 * collector (it fails the file, or serves one and logs it):
+		 * reasons of one kind and code (two kernel parameters) once. */
+		if (reason_repeats(r->reasons, n))
 			continue;
 		fprintf(f, "tsc_reason_info{kind=\"%s\",code=", kind_word(r->reasons[n].kind));
 		label_value(f, r->reasons[n].code);

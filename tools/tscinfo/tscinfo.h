@@ -37,6 +37,8 @@ struct outfile {
 /* Answers derived from the info, shared by text and JSON. */
 const char *gettime_kind(const struct tsc_info *i, const char **how);
 const char *trap_kind(const struct tsc_info *i);
+/* Does a reason before rs[n] have its kind and code? */
+bool reason_repeats(const struct tsc_reason *rs, int n);
 void print_text(FILE *f, const struct report *r);
 void print_json(FILE *f, const struct report *r);
 void print_prometheus(FILE *f, const struct report *r);
