@@ -391,6 +391,44 @@ static bool kernel_trusts(struct tsc *t, struct decision *d)
 	return ok;
 }
 
+/*
+ * tsc_open()'s decision where the vDSO hands out the TSC: its word alone.
+ * __vdso_tsc_raw() succeeds only while the kernel keeps time with a TSC
+ * it trusts and user RDTSC is not trapped (vdso-x86-tsc in the kernel's
+ * ABI documents), and __vdso_tsc_to_ns() gives the kernel's factors: the
+ * files would add reasons, not change the answer, and each costs a few
+ * system calls (0.2 ms in a TCG guest), so they are read after the open
+ * (tsc__settle()).  false: no early decision; the caller makes the full
+ * one.
+ */
+bool tsc__decide_early(struct tsc *t, struct decision *d)
+{
+	const struct dyn_facts *df = &t->df;
+	uint64_t k = mult_khz(df->vdso_f, 32);
+	bool ok = true;
+
+	if (!t->sf.cpuid_known || !t->sf.cpu_tsc ||
+	    (df->vdso_raw_rc == 0 && (df->vdso_f_rc || !plausible(k))) ||
+	    (df->vdso_raw_rc != 0 && df->vdso_raw_rc != -ENODEV))
+		return false;
+	memset(d, 0, sizeof(*d));
+	OK("cpuid_tsc", "CPUID: the CPU has a TSC");
+	if (df->vdso_raw_rc == -ENODEV) {
+		BLOCK("vdso_tsc_raw",
+		      "vDSO __vdso_tsc_raw returned -ENODEV: the kernel is not keeping time with a TSC it trusts, or traps user RDTSC");
+	} else {
+		OK("vdso_tsc_raw",
+		   "vDSO __vdso_tsc_raw succeeds: the kernel keeps time with a TSC it trusts");
+		d->f = (struct factors){ TSC_SRC_VDSO, df->vdso_f, 32, k, 0 };
+		OK("conversion_factors",
+		   "conversion factors from %s: ns = ticks * %llu >> %u (%llu kHz)",
+		   tsc_src_name(d->f.src), (unsigned long long)d->f.mult, d->f.shift,
+		   (unsigned long long)k);
+	}
+	d->usable = d->rdtsc_ok = ok;
+	return true;
+}
+
 void tsc__decide(struct tsc *t, struct decision *d)
 {
 	bool run, need, ok = true;

@@ -179,7 +179,7 @@ void tsc__need_perf(struct tsc *t, bool needed)
 	 * kernel in a VM, only to say cap_user_time is 0): not in
 	 * tsc_open(), but at the first event after it, unless every fact
 	 * is asked for.  Until then nothing below perf is used (decide.c). */
-	if (t->opening && t->live && !t->opts.all_facts && !t->opts.force_fallback &&
+	if (t->defer_perf && t->live && !t->opts.all_facts && !t->opts.force_fallback &&
 	    !t->opts.force_calibrate) {
 		sf->perf_wait = true;
 		snprintf(sf->perf_why, sizeof(sf->perf_why),
@@ -228,11 +228,36 @@ bool tsc__kernel_keeps_tsc(const struct dyn_facts *df)
 	return !df->stable.err && df->stable.v == 1 && !df->cs_err && !strcmp(df->cs, "tsc");
 }
 
+/* The kernel's word through the vDSO, where it may run RDTSC (1: not
+ * called). */
+static void vdso_calls(struct tsc *t, struct dyn_facts *df)
+{
+	unsigned long long v;
+
+	df->vdso_raw_rc = df->vdso_f_rc = 1;
+	if (t->sf.vdso_tsc_raw && tsc__rdtsc_allowed(t, df)) {
+		df->vdso_raw_rc = t->sf.vdso_tsc_raw(&v);
+		df->vdso_f_rc = t->sf.vdso_tsc_to_ns(1ull << 32, CLOCK_MONOTONIC_RAW, &v);
+		if (!df->vdso_f_rc)
+			df->vdso_f = v;
+	}
+}
+
+/* tsc_open()'s facts where the vDSO hands out the TSC: its calls, and
+ * none of the files (decide.c, tsc__decide_early()). */
+void tsc__early_facts(struct tsc *t, struct dyn_facts *df)
+{
+	memset(df, 0, sizeof(*df));
+	df->stable.err = df->khz.err = df->mult.err = df->shift.err = TSC_NOT_READ;
+	df->cs_vdso.err = df->tsc_user.err = df->cpu0_khz.err = TSC_NOT_READ;
+	df->cs_err = df->avail_err = TSC_NOT_READ;
+	vdso_calls(t, df);
+}
+
 void tsc__dyn_facts(struct tsc *t, struct dyn_facts *df)
 {
 	char b[64], avail[512];
 	size_t len;
-	unsigned long long v;
 
 	memset(df, 0, sizeof(*df));
 	read_num(t, P_STABLE, &df->stable);
@@ -251,13 +276,7 @@ void tsc__dyn_facts(struct tsc *t, struct dyn_facts *df)
 			df->avail_err = tsc__parse_has_name(avail, len, "tsc",
 							    &df->avail_tsc);
 	}
-	df->vdso_raw_rc = df->vdso_f_rc = 1;
-	if (t->sf.vdso_tsc_raw && tsc__rdtsc_allowed(t, df)) {
-		df->vdso_raw_rc = t->sf.vdso_tsc_raw(&v);
-		df->vdso_f_rc = t->sf.vdso_tsc_to_ns(1ull << 32, CLOCK_MONOTONIC_RAW, &v);
-		if (!df->vdso_f_rc)
-			df->vdso_f = v;
-	}
+	vdso_calls(t, df);
 	df->cpu0_khz.err = TSC_NOT_READ;
 	if (wanted(t, df->vdso_f_rc && df->khz.err))
 		read_num(t, P_CPU0_KHZ, &df->cpu0_khz);

@@ -236,7 +236,11 @@ struct tsc {
 	struct tsc_fast fast;	/* must be first: the inline fast path */
 	char root[4096];	/* "" (live) or the sysroot */
 	bool live;
-	bool opening;		/* in tsc_open(): no perf_event_open() */
+	bool defer_perf;	/* no perf_event_open() now (tsc_open(), reports) */
+	bool redecide;		/* the decision in use is not made from all facts */
+	bool settling;		/* tsc__settle()'s decision: not counted */
+	bool published;		/* the fast path holds a decision */
+	bool armed;		/* the watched files and fds are set up */
 	struct tsc_opts opts;
 	pthread_mutex_t lock;	/* writers: decision, publish, anchors */
 	pthread_t lock_owner;	/* who holds it (atomic; 0: nobody), for fork() */
@@ -285,11 +289,13 @@ int tsc__set_errno(int err);
 void tsc__reason(struct decision *d, enum tsc_reason_kind k, const char *code,
 		 const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 void tsc__decide(struct tsc *t, struct decision *d);
+bool tsc__decide_early(struct tsc *t, struct decision *d);
 bool tsc__calibrating(const struct tsc *t);	/* begun, bound not yet 1 ppm */
 bool tsc__refining(const struct tsc *t);	/* in use, bound above 10 ppb */
 /* facts.c */
 void tsc__static_facts(struct tsc *t);
 void tsc__dyn_facts(struct tsc *t, struct dyn_facts *df);
+void tsc__early_facts(struct tsc *t, struct dyn_facts *df);
 bool tsc__factors_from_khz(uint64_t khz, enum tsc_src src, struct factors *f);
 bool tsc__rdtsc_allowed(const struct tsc *t, const struct dyn_facts *df);
 bool tsc__kernel_keeps_tsc(const struct dyn_facts *df);
@@ -315,6 +321,7 @@ void tsc__watch_files(struct tsc *t);
 int tsc__watched_fd(const struct tsc *t, const char *path);	/* -1: none */
 int tsc__watch_start(struct tsc *t);
 void tsc__watch_stop(struct tsc *t);
+void tsc__settle(struct tsc *t);
 void tsc__register(struct tsc *t);
 void tsc__lock(struct tsc *t);	/* t->lock; re-arms a forked child's handle */
 bool tsc__trylock(struct tsc *t);	/* t->lock if free; never re-arms */

@@ -46,6 +46,19 @@ static int copy_opts(struct tsc_opts *dst, const struct tsc_opts *src)
 	return 0;
 }
 
+/* Where the vDSO hands out the TSC, tsc_open() decides from the CPU and
+ * the vDSO alone, and the files are read after it (decide.c): an open in
+ * well under 1 ms, also where a system call is slow.  Not when the
+ * options ask for every fact or for a source of their own. */
+static bool early(struct tsc *t, struct decision *d)
+{
+	if (!t->live || t->opts.all_facts || t->opts.force_fallback ||
+	    t->opts.force_calibrate)
+		return false;
+	tsc__early_facts(t, &t->df);
+	return tsc__decide_early(t, d);
+}
+
 TSC_API struct tsc *tsc_open(const struct tsc_opts *opts)
 {
 	struct decision *d;
@@ -88,13 +101,16 @@ TSC_API struct tsc *tsc_open(const struct tsc_opts *opts)
 	}
 	pthread_mutex_init(&t->lock, NULL);
 	tsc__lock(t);
-	t->opening = true;
+	t->defer_perf = true;
 	tsc__static_facts(t);
-	tsc__watch_files(t);
-	tsc__dyn_facts(t, &t->df);
-	tsc__decide(t, d);
+	t->redecide = early(t, d);
+	if (!t->redecide) {
+		tsc__dyn_facts(t, &t->df);
+		tsc__decide(t, d);
+	}
 	tsc__publish(t, d);
 	tsc__reanchor(t);
+	t->defer_perf = false;
 	tsc__unlock(t);
 	/* Without fds or a thread (EMFILE, EAGAIN) the handle still decided
 	 * and reads; it says that it cannot follow the kernel. */
@@ -107,13 +123,10 @@ TSC_API struct tsc *tsc_open(const struct tsc_opts *opts)
 	if (err || *t->watch_why) {
 		tsc__lock(t);
 		t->watch_err = err;
-		tsc__decide(t, d);
-		tsc__publish(t, d);
+		t->redecide = true;
+		tsc__settle(t);
 		tsc__unlock(t);
 	}
-	tsc__lock(t);
-	t->opening = false;
-	tsc__unlock(t);
 	free(d);
 	tsc__register(t);
 	return t;
@@ -137,6 +150,7 @@ TSC_API int tsc_get_info(struct tsc *t, struct tsc_info *info, size_t sz)
 		return tsc__set_errno(-EINVAL);
 	memset(info, 0, sz);
 	tsc__lock(t);
+	tsc__settle(t);
 	memcpy(info, &t->info, sz < sizeof(t->info) ? sz : sizeof(t->info));
 	tsc__unlock(t);
 	return (int)(sz < sizeof(t->info) ? sz : sizeof(t->info));
@@ -157,6 +171,7 @@ static int get_reasons(struct tsc *t, struct tsc_reason *out, size_t n, size_t s
 	if (!t || (!out && n) || (sz != TSC_REASON_SIZE_0_4 && sz < sizeof(*out)))
 		return tsc__set_errno(-EINVAL);
 	tsc__lock(t);
+	tsc__settle(t);
 	count = t->d.n;
 	for (i = 0; i < n && i < (size_t)count; i++, p += sz) {
 		memcpy(p, &t->d.r[i], part);

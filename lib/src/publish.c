@@ -331,14 +331,16 @@ static void fill_info(struct tsc *t, const struct decision *d)
 	i->vdso_raw = t->df.vdso_raw_rc;
 	i->fallback_clock = current(t)->clock;
 	strcpy(i->clocksource, t->df.cs_err ? "" : t->df.cs);
-	i->decisions++;
+	/* tsc__settle() completes tsc_open()'s decision: not another. */
+	if (!t->settling)
+		i->decisions++;
 }
 
 /* Caller holds t->lock.  Returns 1 if the fast path changed. */
 int tsc__publish(struct tsc *t, const struct decision *d)
 {
 	struct tsc_fast_state *f = current(t), nf = *f, old;
-	bool first = t->info.decisions == 0, takeover;
+	bool first = !t->published, takeover;
 	int64_t step;
 
 	nf.mode = d->usable ? TSC_MODE_TSC : TSC_MODE_CLOCK;
@@ -381,6 +383,7 @@ int tsc__publish(struct tsc *t, const struct decision *d)
 	}
 
 	fill_info(t, d);
+	t->published = true;
 	if (!first) {
 		step = t->scale_offset;
 		t->scale_offset = scale_now(t);

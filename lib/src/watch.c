@@ -7,6 +7,12 @@
  * wake re-reads everything: reading is what the decision is made from,
  * and it also clears the kernfs event.
  *
+ * Arming (opening the files and fds) costs a system call or more each,
+ * and sysfs opens are slow (0.2 ms each in a TCG guest): tsc_open() only
+ * starts the thread, which arms the handle at its first pass.  Whichever
+ * comes first arms it: that pass, a report (tsc__settle()) or
+ * tsc_process_events() of a handle without a watcher.
+ *
  * fork(): every open handle is in a registry; a pthread_atfork handler
  * holds each handle's lock across the fork.  In the child it closes the
  * handle's copies of the parent's fds, never writing them: whatever the
@@ -58,20 +64,22 @@ static int set_timer(struct tsc *t)
 	return 0;
 }
 
-TSC_API int tsc_process_events(struct tsc *t)
+static int arm(struct tsc *t);
+
+/* One look at the kernel, under t->lock: read the files (which also
+ * clears their events), decide, publish, and anchor when due or when the
+ * fast path changed.  Returns 1 if it changed. */
+static int look(struct tsc *t)
 {
 	struct decision d;
 	uint64_t ticks;
 	int changed;
 	bool due;
 
-	if (!t)
-		return tsc__set_errno(-EINVAL);
-	tsc__lock(t);
+	t->redecide = false;
 	if (read(t->timerfd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN) {
 		/* nothing to do: the timer is only a wake-up */
 	}
-	/* Reading the watched files also clears their events. */
 	tsc__dyn_facts(t, &t->df);
 	/* While the calibrated factors are refined, the anchor that is due
 	 * comes first: its bracket is the refinement's (decide.c).  Only
@@ -86,6 +94,53 @@ TSC_API int tsc_process_events(struct tsc *t)
 	if (changed || due)
 		tsc__reanchor(t);
 	set_timer(t);
+	return changed;
+}
+
+/* Arm the handle if it is not yet, once; a failure is said in the
+ * reasons (the handle reads on, without following the kernel).  A
+ * kernfs file polls as changed until it is read once after its open, and
+ * the decision was made from reads before the opens: the files are read
+ * again, and a change since decides again. */
+static void arm_once(struct tsc *t)
+{
+	struct dyn_facts now;
+	int err;
+
+	if (t->armed)
+		return;
+	err = arm(t);
+	if (err && !t->watch_err)
+		t->watch_err = err;
+	tsc__dyn_facts(t, &now);
+	if (err || memcmp(&now, &t->df, sizeof(now)))
+		t->redecide = true;
+}
+
+/* Under t->lock, before a report: arm the handle unless done, and
+ * decide again if the decision in use was made from less than is known
+ * (tsc_open()'s early one, or one from before fds or watcher settings
+ * were refused).  It completes tsc_open()'s decision: it is not counted,
+ * and perf still waits for the watcher or tsc_process_events(). */
+void tsc__settle(struct tsc *t)
+{
+	arm_once(t);
+	if (!t->redecide)
+		return;
+	t->defer_perf = t->settling = true;
+	look(t);
+	t->defer_perf = t->settling = false;
+}
+
+TSC_API int tsc_process_events(struct tsc *t)
+{
+	int changed;
+
+	if (!t)
+		return tsc__set_errno(-EINVAL);
+	tsc__lock(t);
+	arm_once(t);
+	changed = look(t);
 	tsc__unlock(t);
 	return changed;
 }
@@ -97,6 +152,7 @@ TSC_API int tsc_fd(struct tsc *t)
 	if (!t)
 		return tsc__set_errno(-EINVAL);
 	tsc__lock(t);
+	tsc__settle(t);
 	fd = t->epfd >= 0 ? t->epfd : t->watch_err ? t->watch_err : -EBADF;
 	tsc__unlock(t);
 	return tsc__set_errno(fd);
@@ -108,8 +164,13 @@ static void *watcher(void *arg)
 	struct epoll_event ev[8];
 	int n, i;
 
-	/* At once: what tsc_open() left for after it (perf) is due now. */
+	/* Named by itself: naming another thread writes a /proc file. */
+	pthread_setname_np(pthread_self(), "tsc-watch");
+	/* At once: arm, and what tsc_open() left for after it (the files,
+	 * perf).  Without fds there is nothing to wait on. */
 	tsc_process_events(t);
+	if (t->epfd < 0)
+		return NULL;
 	for (;;) {
 		n = epoll_wait(t->epfd, ev, 8, -1);
 		if (n < 0 && errno != EINTR)
@@ -180,7 +241,6 @@ static int start_thread(struct tsc *t)
 	if (err)
 		return -err;
 	t->thread_on = true;
-	pthread_setname_np(t->thread, "tsc-watch");
 	return 0;
 }
 
@@ -234,32 +294,50 @@ void tsc__watch_files(struct tsc *t)
 	}
 }
 
-int tsc__watch_start(struct tsc *t)
+/* The files, the epoll set over them, the timer, and the stop eventfd
+ * if there is a watcher.  0 or -errno; the files are kept either way. */
+static int arm(struct tsc *t)
 {
 	int err, i;
 
+	t->armed = true;
 	tsc__watch_files(t);
 	t->epfd = epoll_create1(EPOLL_CLOEXEC);
 	t->timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-	t->stopfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	err = t->epfd < 0 || t->timerfd < 0 || t->stopfd < 0 ? -errno : 0;
+	err = t->epfd < 0 || t->timerfd < 0 ? -errno : 0;
 	t->timer_ns = 0;
 	if (!err)
 		err = set_timer(t);
 	if (!err)
 		err = add(t->epfd, t->timerfd, EPOLLIN);
-	if (!err)
+	if (!err && t->stopfd >= 0)
 		err = add(t->epfd, t->stopfd, EPOLLIN);
 	/* A file that cannot be polled is still re-read on the timer. */
 	for (i = 0; !err && i < NPOLLED; i++)
 		if (t->wfd[i] >= 0)
 			add(t->epfd, t->wfd[i], EPOLLPRI | EPOLLERR);
 	if (err) {
-		tsc__watch_stop(t);
-		return err;
+		if (t->epfd >= 0)
+			close(t->epfd);
+		if (t->timerfd >= 0)
+			close(t->timerfd);
+		t->epfd = t->timerfd = -1;
 	}
+	return err;
+}
+
+/* Start following the kernel: the watcher thread, which arms the handle
+ * at its first pass; a handle without one is armed by its first report,
+ * tsc_fd() or tsc_process_events().  The stop eventfd is made here: a
+ * tsc_close() may come before the thread's first pass. */
+int tsc__watch_start(struct tsc *t)
+{
+	t->armed = false;
 	if (t->opts.no_watcher)
 		return 0;
+	t->stopfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (t->stopfd < 0)
+		return -errno;
 	return start_thread(t);
 }
 
@@ -282,6 +360,7 @@ void tsc__watch_stop(struct tsc *t)
 	if (t->stopfd >= 0)
 		close(t->stopfd);
 	t->epfd = t->timerfd = t->stopfd = -1;
+	t->armed = false;
 }
 
 /* Lock order: default_lock, reg_lock, a handle's lock. */

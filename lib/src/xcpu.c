@@ -73,6 +73,7 @@ TSC_API int tsc_xcpu_check(struct tsc *t, unsigned int ms,
 	if (!t || !res || ms == 0 || ms > 600000)
 		return tsc__set_errno(-EINVAL);
 	tsc__lock(t);
+	tsc__settle(t);
 	err = t->d.rdtsc_ok ? 0 : -ENODEV;
 	tsc__unlock(t);
 	if (err)

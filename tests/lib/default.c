@@ -105,11 +105,11 @@ static int fork_while_making(int us)
 
 		alarm(5);	/* a lock inherited held: SIGALRM */
 		t = tsc_default();
-		_exit(!t ? 2 : t_watchers(NULL) != 1 ? 3 : 0);
+		_exit(!t ? 2 : t_await_watchers(1, NULL) != 1 ? 3 : 0);
 	}
 	st = t_wait(pid);
 	pthread_join(th, NULL);
-	return st ? st : !made ? 4 : t_watchers(NULL) != 1 ? 5 : 0;
+	return st ? st : !made ? 4 : t_await_watchers(1, NULL) != 1 ? 5 : 0;
 }
 
 /* 3. */
@@ -212,7 +212,7 @@ int main(void)
 	n = __atomic_load_n(&lib_threads, __ATOMIC_RELAXED) - before;
 	CHECK(n == 1, "%d threads created for %d racing first calls (want 1, the watcher)",
 	      n, RACERS);
-	n = t_watchers(NULL);
+	n = t_await_watchers(1, NULL);
 	CHECK(n == 1, "%d threads named tsc-watch (want 1)", n);
 	CHECK(tsc_default() == d, "a later call gave another handle");
 	reads(d, "default handle");
@@ -238,7 +238,7 @@ int main(void)
 		c = tsc_default();
 		CHECK(c == d, "child: tsc_default() %p, the parent's %p", (void *)c, (void *)d);
 		if (c) {
-			n = t_watchers(NULL);
+			n = t_await_watchers(1, NULL);
 			CHECK(n == 1, "child: %d tsc-watch threads after tsc_default() (want 1)", n);
 			reads(c, "child");
 			CHECK(anchoring(c), "child: the default handle does not re-anchor");

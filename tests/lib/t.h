@@ -135,6 +135,18 @@ static inline int t_watchers(pid_t *tid)
 	return n;
 }
 
+/* The watcher names itself at its first pass, a little after
+ * tsc_open() returned: the count once at least want are named (or after
+ * 5 s). */
+static inline int t_await_watchers(int want, pid_t *tid)
+{
+	int k, n = 0;
+
+	for (k = 0; k < 500 && (n = t_watchers(tid)) < want; k++)
+		usleep(10000);
+	return n;
+}
+
 /* A child's exit status, 128 + the signal that killed it, or -1. */
 static inline int t_wait(pid_t pid)
 {

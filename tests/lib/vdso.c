@@ -4,19 +4,9 @@
  * and a stand-in vDSO with __vdso_tsc_raw/__vdso_tsc_to_ns: its factor is
  * used, -ENODEV makes the handle fall back, a factor change is followed.
  */
-#include <elf.h>
-#include <sys/mman.h>
-
 #include "t.h"
+#include "fakevdso.h"
 #include "../../lib/src/internal.h"
-
-size_t tsc__vdso_sym(const void *img, size_t len, const char *name);
-void tsc__test_set_vdso(const void *base, size_t len);
-
-struct fake_state {
-	int nodev;
-	uint64_t f;
-};
 
 static void live(void)
 {
@@ -59,56 +49,13 @@ static void live(void)
 	free(copy);
 }
 
-/* Map the file's PT_LOAD segments at their addresses, as the kernel does. */
-static void *load(const char *file, size_t *len)
-{
-	FILE *f = fopen(file, "rb");
-	static unsigned char buf[1 << 20];
-	size_t n, end = 0;
-	Elf64_Ehdr *eh = (Elf64_Ehdr *)buf;
-	Elf64_Phdr *ph;
-	unsigned char *m;
-	int i;
-
-	if (!f)
-		return NULL;
-	n = fread(buf, 1, sizeof(buf), f);
-	fclose(f);
-	ph = (Elf64_Phdr *)(buf + eh->e_phoff);
-	for (i = 0; i < eh->e_phnum; i++)
-		if (ph[i].p_type == PT_LOAD && ph[i].p_vaddr + ph[i].p_memsz > end)
-			end = ph[i].p_vaddr + ph[i].p_memsz;
-	end = (end + 4095) & ~4095ul;
-	m = mmap(NULL, end, PROT_READ | PROT_WRITE | PROT_EXEC,
-		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (m == MAP_FAILED)
-		return NULL;
-	for (i = 0; i < eh->e_phnum; i++)
-		if (ph[i].p_type == PT_LOAD && ph[i].p_offset + ph[i].p_filesz <= n)
-			memcpy(m + ph[i].p_vaddr, buf + ph[i].p_offset, ph[i].p_filesz);
-	*len = end;
-	return m;
-}
-
 static void fake(const char *file)
 {
-	struct fake_state *(*get)(void), *st;
+	struct fake_state *st;
 	struct tsc_info i;
 	struct tsc *t, *live_t;
 	uint64_t f, prev, now;
-	size_t len, off;
 	char root[64] = "";
-	void *img = load(file, &len);
-
-	CHECK(img, "cannot load %s", file);
-	if (!img)
-		return;
-	off = tsc__vdso_sym(img, len, "fake_state");
-	CHECK(off, "fake_state not found");
-	if (!off)
-		return;
-	get = (void *)((char *)img + off);
-	st = get();
 
 	/* The factor this machine's TSC really has, from a calibration. */
 	TSC_OPTS(o, .force_calibrate = true, .no_watcher = true);
@@ -118,9 +65,12 @@ static void fake(const char *file)
 	tsc_get_info(live_t, &i, sizeof(i));
 	f = i.mult;
 	tsc_close(live_t);
+	st = fake_vdso(file);
+	CHECK(st, "cannot load the stand-in vDSO %s", file);
+	if (!st)
+		return;
 	st->f = f;
 
-	tsc__test_set_vdso(img, len);
 	TSC_OPTS(o2, .no_watcher = true);
 	t = tsc_open(&o2);
 	CHECK(t, "open with the stand-in vDSO");

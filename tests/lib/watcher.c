@@ -19,8 +19,17 @@
 
 #include "t.h"
 
-/* The tid of the thread named tsc-watch, or -1. */
+/* The tid of the thread named tsc-watch, or -1 (after 5 s). */
 static pid_t watcher_tid(void)
+{
+	pid_t tid;
+
+	t_await_watchers(1, &tid);
+	return tid;
+}
+
+/* The same, at once: -1 if there is none now. */
+static pid_t watcher_tid_now(void)
 {
 	pid_t tid;
 
@@ -91,11 +100,11 @@ static void sigterm_to_signalfd(void)
 	/* pthread_join() returns once the exiting thread cleared its tid,
 	 * a little before the kernel takes it out of /proc/self/task: a
 	 * window of milliseconds under QEMU TCG. */
-	for (k = 0; k < 100 && watcher_tid() > 0; k++)
+	for (k = 0; k < 100 && watcher_tid_now() > 0; k++)
 		t_sleep_ms(10);
 	if (k)
 		printf("# tsc-watch left /proc/self/task %d ms after tsc_close()\n", k * 10);
-	CHECK(watcher_tid() < 0, "tsc-watch still there 1 s after tsc_close()");
+	CHECK(watcher_tid_now() < 0, "tsc-watch still there 1 s after tsc_close()");
 }
 
 static void cpus_and_policy(void)

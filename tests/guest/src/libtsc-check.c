@@ -212,9 +212,9 @@ static bool opens(pid_t pid, const struct __ptrace_syscall_info *info, const cha
  * The system calls a first tsc_open() makes from the calling thread:
  * a child counts them under ptrace between two getppid() marks (the
  * watcher thread it creates is not traced). -1 when the count failed.
- * *cpuinfo: how many of them opened /proc/cpuinfo.
+ * *files: how many of them opened a file; *cpuinfo: /proc/cpuinfo.
  */
-static long count_open_syscalls(long *cpuinfo)
+static long count_open_syscalls(long *files, long *cpuinfo)
 {
 	struct __ptrace_syscall_info info;
 	long calls = 0, marks = 0;
@@ -253,6 +253,8 @@ static long count_open_syscalls(long *cpuinfo)
 			marks++;
 		else if (marks == 1)
 			calls++;
+		if (marks == 1 && info.entry.nr == SYS_openat)
+			(*files)++;
 		if (marks == 1 && opens(pid, &info, "/proc/cpuinfo"))
 			(*cpuinfo)++;
 	}
@@ -306,7 +308,7 @@ static struct pair bracket(struct tsc *h)
 
 static int mode_usable(void)
 {
-	long cpuinfo = 0, calls = count_open_syscalls(&cpuinfo);
+	long files = 0, cpuinfo = 0, calls = count_open_syscalls(&files, &cpuinfo);
 	uint64_t t0 = mono();
 	struct tsc *h = open_handle(true);
 	uint64_t open_ns = mono() - t0, again_ns;
@@ -338,6 +340,9 @@ static int mode_usable(void)
 	      "the kernel gives the factors)", calls);
 	check(cpuinfo == 0, "tsc_open() read /proc/cpuinfo %ld times (CPUID and the kernel "
 	      "answer)", cpuinfo);
+	/* The vDSO decides; the files are the watcher's to read. */
+	check(files == 0, "tsc_open() opened %ld files (none where the vDSO hands out the TSC)",
+	      files);
 	mult = read_u64(P_TSC0 "tsc_mult");
 	shift = read_u64(P_TSC0 "tsc_shift");
 	khz = read_u64(P_TSC0 "tsc_khz");
