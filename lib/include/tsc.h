@@ -166,7 +166,10 @@ struct tsc_opts {
 		__tsc_opts;						\
 	})
 
-/* Open: gather facts, decide, publish.  opts may be NULL.  Returns NULL
+/* Open: gather facts, decide, publish.  Where the vDSO hands out the TSC
+ * its word decides, and the files are read just after (the watcher, or
+ * the first report: reports always show the decision from every fact;
+ * tsc_open(3)).  opts may be NULL.  Returns NULL
  * and errno EINVAL (bad opts) or ENOMEM, and for no other error.  An
  * unusable TSC is not an error: the handle then falls back and
  * tsc_reasons() says why.  Nor is a missing fd or thread (EMFILE,
@@ -221,7 +224,8 @@ struct tsc_info {
 	uint64_t calib_ns;	/* the interval the calibration spans, 0 if none */
 	clockid_t fallback_clock;
 	char clocksource[32];	/* current_clocksource, "" if unknown */
-	uint64_t decisions;	/* re-decisions made (open counts as one) */
+	uint64_t decisions;	/* re-decisions made (open counts as one,
+				 * with its completion from the files) */
 	uint64_t switches;	/* TSC <-> fallback switches and factor changes */
 	int64_t last_step_ns;	/* library scale minus new source at last switch;
 				 * the takeover: TSC line minus fallback clock */
