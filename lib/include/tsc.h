@@ -224,8 +224,9 @@ struct tsc_info {
 	uint64_t calib_ns;	/* the interval the calibration spans, 0 if none */
 	clockid_t fallback_clock;
 	char clocksource[32];	/* current_clocksource, "" if unknown */
-	uint64_t decisions;	/* re-decisions made (open counts as one,
-				 * with its completion from the files) */
+	uint64_t decisions;	/* re-decisions made (open counts as one; a
+				 * completion from the files after an open on
+				 * the vDSO's word, as another) */
 	uint64_t switches;	/* TSC <-> fallback switches and factor changes */
 	int64_t last_step_ns;	/* library scale minus new source at last switch;
 				 * the takeover: TSC line minus fallback clock */

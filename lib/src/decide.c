@@ -215,6 +215,15 @@ static bool pick(struct tsc *t, struct decision *d, bool may_calibrate)
 	return true;
 }
 
+/* __vdso_tsc_raw() succeeds only while the kernel keeps time with a TSC
+ * it trusts and does not trap user RDTSC (vdso-x86-tsc in the kernel's
+ * ABI documents): the kernel's word, where a file that would say it
+ * cannot be read (no /sys in a container). */
+static bool vouches(const struct tsc *t)
+{
+	return t->sf.vdso_found && t->df.vdso_raw_rc == 0;
+}
+
 static bool may_run_rdtsc(struct tsc *t, struct decision *d)
 {
 	const struct static_facts *sf = &t->sf;
@@ -245,6 +254,9 @@ static bool may_run_rdtsc(struct tsc *t, struct decision *d)
 	if (df->tsc_user.err == -ENOENT)
 		NOTE("tsc_user_policy",
 		     "no kernel.tsc_user (stock kernel): user RDTSC is not trapped");
+	else if (df->tsc_user.err && vouches(t))
+		NOTE("tsc_user_policy", "kernel.tsc_user: %s (the vDSO hands out the TSC: "
+		     "user RDTSC is not trapped)", err_text(df->tsc_user.err));
 	else if (df->tsc_user.err)
 		BLOCK("tsc_user_policy", "kernel.tsc_user: %s", err_text(df->tsc_user.err));
 	else if (df->tsc_user.v == 0)
@@ -306,6 +318,9 @@ static bool kernel_trusts(struct tsc *t, struct decision *d)
 
 	if (!series)
 		NOTE("tsc_stable", "no /sys/devices/system/tsc/tsc0 (stock kernel)");
+	else if (df->stable.err && vouches(t))
+		NOTE("tsc_stable", "tsc0/tsc_stable: %s (the vDSO vouches)",
+		     err_text(df->stable.err));
 	else if (df->stable.err)
 		BLOCK("tsc_stable", "tsc0/tsc_stable: %s", err_text(df->stable.err));
 	else if (df->stable.v == 1)
@@ -317,10 +332,14 @@ static bool kernel_trusts(struct tsc *t, struct decision *d)
 		      "tsc0/tsc_stable=%llu: neither 0 nor 1", (unsigned long long)df->stable.v);
 
 	ok &= kernel_offers_tsc(t, d);
-	if (df->cs_err)
+	if (df->cs_err && vouches(t))
+		NOTE("clocksource", "current_clocksource: %s (the vDSO vouches)",
+		     err_text(df->cs_err));
+	else if (df->cs_err)
 		BLOCK("clocksource", "current_clocksource: %s", err_text(df->cs_err));
-	else if (!strcmp(df->cs, "tsc"))
-		OK("clocksource", "current_clocksource is tsc: the kernel keeps time with the TSC");
+	else if (tsc__is_tsc(df->cs))
+		OK("clocksource", "current_clocksource is %s: the kernel keeps time with the TSC",
+		   df->cs);
 	else
 		BLOCK("clocksource",
 		      "current_clocksource is %s, not tsc: the kernel does not keep time with the TSC",
@@ -370,6 +389,9 @@ static bool kernel_trusts(struct tsc *t, struct decision *d)
 	else if (series && !df->stable.err && df->stable.v == 1)
 		NOTE("invariant_tsc",
 		     "no invariant TSC flag, but the kernel trusts the TSC (tsc_stable=1)");
+	else if (vouches(t))
+		NOTE("invariant_tsc",
+		     "no invariant TSC flag, but the kernel trusts the TSC (its vDSO hands it out)");
 	else if (series && df->stable.err)
 		BLOCK("invariant_tsc",
 		      "no invariant TSC flag, and the kernel's word on it cannot be read (tsc0/tsc_stable: %s)",
@@ -395,11 +417,12 @@ static bool kernel_trusts(struct tsc *t, struct decision *d)
  * tsc_open()'s decision where the vDSO hands out the TSC: its word alone.
  * __vdso_tsc_raw() succeeds only while the kernel keeps time with a TSC
  * it trusts and user RDTSC is not trapped (vdso-x86-tsc in the kernel's
- * ABI documents), and __vdso_tsc_to_ns() gives the kernel's factors: the
- * files would add reasons, not change the answer, and each costs a few
- * system calls (0.2 ms in a TCG guest), so they are read after the open
- * (tsc__settle()).  false: no early decision; the caller makes the full
- * one.
+ * ABI documents), and __vdso_tsc_to_ns() gives the kernel's factors.
+ * The full decision takes the same word (vouches()), so the files add
+ * reasons and do not change the answer unless the kernel changed its
+ * mind meanwhile; each costs a few system calls (0.2 ms in a TCG guest),
+ * so they are read after the open (tsc__settle()).  false: no early
+ * decision; the caller makes the full one.
  */
 bool tsc__decide_early(struct tsc *t, struct decision *d)
 {

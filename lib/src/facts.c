@@ -222,10 +222,17 @@ bool tsc__rdtsc_allowed(const struct tsc *t, const struct dyn_facts *df)
 	       !(df->tsc_user.err == 0 && df->tsc_user.v == 2);
 }
 
+/* A TSC clocksource: tsc, or tsc-early until the kernel's refined
+ * calibration replaces it (the vDSO hands out either). */
+bool tsc__is_tsc(const char *cs)
+{
+	return !strcmp(cs, "tsc") || !strcmp(cs, "tsc-early");
+}
+
 /* Does the kernel keep time with a TSC it says it trusts? */
 bool tsc__kernel_keeps_tsc(const struct dyn_facts *df)
 {
-	return !df->stable.err && df->stable.v == 1 && !df->cs_err && !strcmp(df->cs, "tsc");
+	return !df->stable.err && df->stable.v == 1 && !df->cs_err && tsc__is_tsc(df->cs);
 }
 
 /* The kernel's word through the vDSO, where it may run RDTSC (1: not

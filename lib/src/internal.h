@@ -238,7 +238,6 @@ struct tsc {
 	bool live;
 	bool defer_perf;	/* no perf_event_open() now (tsc_open(), reports) */
 	bool redecide;		/* the decision in use is not made from all facts */
-	bool settling;		/* tsc__settle()'s decision: not counted */
 	bool published;		/* the fast path holds a decision */
 	bool armed;		/* the watched files and fds are set up */
 	struct tsc_opts opts;
@@ -272,6 +271,7 @@ struct tsc {
 	int wfd[NWATCHED];	/* the watched files kept open; -1, -ENOENT */
 	pthread_t thread;
 	bool thread_on;
+	bool started;		/* the watcher runs its own code (atomic) */
 	int watch_err;		/* why the kernel cannot be followed; 0 if it can */
 	bool rearm;		/* a forked child's: start watching at next call */
 	char watch_why[256];	/* watcher settings the system refused */
@@ -299,6 +299,7 @@ void tsc__early_facts(struct tsc *t, struct dyn_facts *df);
 bool tsc__factors_from_khz(uint64_t khz, enum tsc_src src, struct factors *f);
 bool tsc__rdtsc_allowed(const struct tsc *t, const struct dyn_facts *df);
 bool tsc__kernel_keeps_tsc(const struct dyn_facts *df);
+bool tsc__is_tsc(const char *cs);
 /* Read once, if needed (a live handle) or always (sysroot, all_facts). */
 void tsc__need_cpuinfo(struct tsc *t, bool needed);
 void tsc__need_cmdline(struct tsc *t, bool needed);

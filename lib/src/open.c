@@ -122,7 +122,8 @@ TSC_API struct tsc *tsc_open(const struct tsc_opts *opts)
 	}
 	if (err || *t->watch_why) {
 		tsc__lock(t);
-		t->watch_err = err;
+		if (err)
+			t->watch_err = err;
 		t->redecide = true;
 		tsc__settle(t);
 		tsc__unlock(t);

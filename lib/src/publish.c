@@ -331,9 +331,7 @@ static void fill_info(struct tsc *t, const struct decision *d)
 	i->vdso_raw = t->df.vdso_raw_rc;
 	i->fallback_clock = current(t)->clock;
 	strcpy(i->clocksource, t->df.cs_err ? "" : t->df.cs);
-	/* tsc__settle() completes tsc_open()'s decision: not another. */
-	if (!t->settling)
-		i->decisions++;
+	i->decisions++;
 }
 
 /* Caller holds t->lock.  Returns 1 if the fast path changed. */

@@ -25,6 +25,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -120,16 +121,16 @@ static void arm_once(struct tsc *t)
 /* Under t->lock, before a report: arm the handle unless done, and
  * decide again if the decision in use was made from less than is known
  * (tsc_open()'s early one, or one from before fds or watcher settings
- * were refused).  It completes tsc_open()'s decision: it is not counted,
- * and perf still waits for the watcher or tsc_process_events(). */
+ * were refused).  Perf still waits for the watcher or
+ * tsc_process_events(). */
 void tsc__settle(struct tsc *t)
 {
 	arm_once(t);
 	if (!t->redecide)
 		return;
-	t->defer_perf = t->settling = true;
+	t->defer_perf = true;
 	look(t);
-	t->defer_perf = t->settling = false;
+	t->defer_perf = false;
 }
 
 TSC_API int tsc_process_events(struct tsc *t)
@@ -164,6 +165,8 @@ static void *watcher(void *arg)
 	struct epoll_event ev[8];
 	int n, i;
 
+	/* A fork() waits for this (fork_prepare()). */
+	__atomic_store_n(&t->started, true, __ATOMIC_RELEASE);
 	/* Named by itself: naming another thread writes a /proc file. */
 	pthread_setname_np(pthread_self(), "tsc-watch");
 	/* At once: arm, and what tsc_open() left for after it (the files,
@@ -332,13 +335,21 @@ static int arm(struct tsc *t)
  * tsc_close() may come before the thread's first pass. */
 int tsc__watch_start(struct tsc *t)
 {
+	int err;
+
 	t->armed = false;
 	if (t->opts.no_watcher)
 		return 0;
 	t->stopfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (t->stopfd < 0)
 		return -errno;
-	return start_thread(t);
+	__atomic_store_n(&t->started, false, __ATOMIC_RELAXED);
+	err = start_thread(t);
+	if (err) {
+		close(t->stopfd);
+		t->stopfd = -1;
+	}
+	return err;
 }
 
 void tsc__watch_stop(struct tsc *t)
@@ -394,6 +405,12 @@ static void fork_prepare(void)
 		t->fork_mine = held_here(t);
 		if (!t->fork_mine)
 			pthread_mutex_lock(&t->lock);
+		/* A watcher that has not reached its own code yet may be
+		 * inside the C library's or a sanitizer's start-up, holding
+		 * locks of theirs the child would inherit.  (It takes no lock
+		 * of ours before it says it started.) */
+		while (t->thread_on && !__atomic_load_n(&t->started, __ATOMIC_ACQUIRE))
+			sched_yield();
 	}
 }
 

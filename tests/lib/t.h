@@ -137,12 +137,12 @@ static inline int t_watchers(pid_t *tid)
 
 /* The watcher names itself at its first pass, a little after
  * tsc_open() returned: the count once at least want are named (or after
- * 5 s). */
+ * 2 s, less than the 5 s alarms of the fork tests). */
 static inline int t_await_watchers(int want, pid_t *tid)
 {
 	int k, n = 0;
 
-	for (k = 0; k < 500 && (n = t_watchers(tid)) < want; k++)
+	for (k = 0; k < 200 && (n = t_watchers(tid)) < want; k++)
 		usleep(10000);
 	return n;
 }
