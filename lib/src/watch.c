@@ -297,8 +297,9 @@ void tsc__watch_files(struct tsc *t)
 	}
 }
 
-/* The files, the epoll set over them, the timer, and the stop eventfd
- * if there is a watcher.  0 or -errno; the files are kept either way. */
+/* Open the files; make the epoll set over them, the timer and (if a
+ * watcher was started) the stop eventfd.  0 or -errno; the files are
+ * kept either way. */
 static int arm(struct tsc *t)
 {
 	int err, i;
