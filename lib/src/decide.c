@@ -103,6 +103,17 @@ bool tsc__calibrating(const struct tsc *t)
 	return t->sf.calib.done && !t->sf.calib.ok;
 }
 
+/* The kernel's factors from __vdso_tsc_to_ns(), if plausible. */
+static bool vdso_factors(const struct dyn_facts *df, struct factors *f)
+{
+	uint64_t k = mult_khz(df->vdso_f, 32);
+
+	if (df->vdso_f_rc || !plausible(k))
+		return false;
+	*f = (struct factors){ TSC_SRC_VDSO, df->vdso_f, 32, k, 0 };
+	return true;
+}
+
 /* The factors, best source first.  Returns false if there are none. */
 static bool pick(struct tsc *t, struct decision *d, bool may_calibrate)
 {
@@ -113,12 +124,11 @@ static bool pick(struct tsc *t, struct decision *d, bool may_calibrate)
 	uint64_t k;
 
 	if (!df->vdso_f_rc) {
-		k = mult_khz(df->vdso_f, 32);
-		if (plausible(k)) {
-			c[n++] = (struct factors){ TSC_SRC_VDSO, df->vdso_f, 32, k, 0 };
+		if (vdso_factors(df, &f)) {
+			c[n++] = f;
 			NOTE("vdso_tsc_to_ns",
 			     "vDSO __vdso_tsc_to_ns: %llu ns per 2^32 ticks (%llu kHz)",
-			     (unsigned long long)df->vdso_f, (unsigned long long)k);
+			     (unsigned long long)df->vdso_f, (unsigned long long)f.khz);
 		} else {
 			NOTE("vdso_tsc_to_ns",
 			     "vDSO __vdso_tsc_to_ns factor %llu is implausible: ignored",
@@ -427,11 +437,11 @@ static bool kernel_trusts(struct tsc *t, struct decision *d)
 bool tsc__decide_early(struct tsc *t, struct decision *d)
 {
 	const struct dyn_facts *df = &t->df;
-	uint64_t k = mult_khz(df->vdso_f, 32);
+	struct factors f;
 	bool ok = true;
 
 	if (!t->sf.cpuid_known || !t->sf.cpu_tsc ||
-	    (df->vdso_raw_rc == 0 && (df->vdso_f_rc || !plausible(k))) ||
+	    (df->vdso_raw_rc == 0 && !vdso_factors(df, &f)) ||
 	    (df->vdso_raw_rc != 0 && df->vdso_raw_rc != -ENODEV))
 		return false;
 	memset(d, 0, sizeof(*d));
@@ -442,11 +452,11 @@ bool tsc__decide_early(struct tsc *t, struct decision *d)
 	} else {
 		OK("vdso_tsc_raw",
 		   "vDSO __vdso_tsc_raw succeeds: the kernel keeps time with a TSC it trusts");
-		d->f = (struct factors){ TSC_SRC_VDSO, df->vdso_f, 32, k, 0 };
+		d->f = f;
 		OK("conversion_factors",
 		   "conversion factors from %s: ns = ticks * %llu >> %u (%llu kHz)",
 		   tsc_src_name(d->f.src), (unsigned long long)d->f.mult, d->f.shift,
-		   (unsigned long long)k);
+		   (unsigned long long)d->f.khz);
 	}
 	d->usable = d->rdtsc_ok = ok;
 	return true;

@@ -101,9 +101,10 @@ static int look(struct tsc *t)
 /* Arm the handle if it is not yet, once; a failure is said in the
  * reasons (the handle reads on, without following the kernel).  A
  * kernfs file polls as changed until it is read once after its open, and
- * the decision was made from reads before the opens: the files are read
- * again, and a change since decides again. */
-static void arm_once(struct tsc *t)
+ * the decision was made from reads before the opens: unless a look
+ * follows anyway (looking, or a decision to make again), the files are
+ * read again here, and a change since decides again. */
+static void arm_once(struct tsc *t, bool looking)
 {
 	struct dyn_facts now;
 	int err;
@@ -113,8 +114,12 @@ static void arm_once(struct tsc *t)
 	err = arm(t);
 	if (err && !t->watch_err)
 		t->watch_err = err;
+	if (err)
+		t->redecide = true;
+	if (looking || t->redecide)
+		return;
 	tsc__dyn_facts(t, &now);
-	if (err || memcmp(&now, &t->df, sizeof(now)))
+	if (memcmp(&now, &t->df, sizeof(now)))
 		t->redecide = true;
 }
 
@@ -125,7 +130,7 @@ static void arm_once(struct tsc *t)
  * tsc_process_events(). */
 void tsc__settle(struct tsc *t)
 {
-	arm_once(t);
+	arm_once(t, false);
 	if (!t->redecide)
 		return;
 	t->defer_perf = true;
@@ -140,7 +145,7 @@ TSC_API int tsc_process_events(struct tsc *t)
 	if (!t)
 		return tsc__set_errno(-EINVAL);
 	tsc__lock(t);
-	arm_once(t);
+	arm_once(t, true);
 	changed = look(t);
 	tsc__unlock(t);
 	return changed;
