@@ -333,6 +333,9 @@ const char *tsc_version(void);	/* "0.5.0": the library actually loaded */
  * is, only when the writer made progress.  A reader never waits for the
  * writer, whatever point of its update the writer is stopped at, and is
  * async-signal-safe (a signal handler may read in the middle of one).
+ * While seq is odd the writer is changing the line: a read then goes
+ * through __tsc_held(), which keeps it from running past the new line
+ * however long the writer stalls (since 0.6; see src/publish.c).
  */
 enum { TSC_MODE_CLOCK = 0, TSC_MODE_TSC = 1 };
 
@@ -422,6 +425,11 @@ static inline uint64_t __tsc_mul(uint64_t ticks, uint64_t mult, uint32_t shift)
 /* The fallback clock, out of line: it costs a clock_gettime() anyway. */
 uint64_t __tsc_clock_ns(clockid_t clock);
 
+/* A read of ns while the writer changes the line (seq odd), out of line:
+ * the highest read handed out so far if that is higher, or where the
+ * writer holds readers.  Lock-free: a compare-and-swap, no wait. */
+uint64_t __tsc_held(const struct tsc *t, uint32_t seq, uint64_t ns);
+
 /* A tick delta in ns, exact (128-bit product) for any delta up to years. */
 TSCINLINE uint64_t tsc_delta_to_ns(const struct tsc *t, uint64_t delta)
 {
@@ -469,6 +477,8 @@ static inline uint64_t __tsc_now(const struct tsc *t, bool ordered)
 		} else {
 			ns = __tsc_clock_ns(__tsc_ld(s->clock)) + __tsc_ld(s->clock_offset);
 		}
+		if (__builtin_expect(seq & 1, 0))
+			ns = __tsc_held(t, seq, ns);
 	} while (!__tsc_end(t, seq));
 	return ns;
 }

@@ -254,6 +254,11 @@ struct tsc {
 	struct {
 		uint64_t v[W_NR];	/* highest tsc_clock_gettime() so far */
 	} wall_hi __attribute__((aligned(64)));
+	/* The highest read handed out while the fast path's line changes,
+	 * and MARK_CLOSED once the writer holds readers there (publish.c). */
+	struct {
+		uint64_t v;
+	} mark __attribute__((aligned(64)));
 	struct wall_track wt[W_NR];
 	int64_t wfreq;		/* adjtimex() frequency at the last anchor */
 	bool wfreq_ok;
@@ -265,6 +270,7 @@ struct tsc {
 	struct bracket anchor_b;
 	bool anchor_b_new;
 	uint64_t (*wall_now)(struct tsc *t);	/* the writer's clock (tests replace it) */
+	void (*stall)(struct tsc *t);	/* a test stalls the writer at a change (publish.c) */
 	/* watching */
 	int epfd, timerfd, stopfd;
 	uint64_t timer_ns;	/* its period */

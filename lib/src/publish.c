@@ -1,16 +1,42 @@
 // SPDX-License-Identifier: MIT OR LGPL-2.1
 /*
  * Publishing a decision to the fast path: the kernel's seqcount latch
- * (see tsc.h), so a reader never waits for the writer.  Readers keep the
- * old copy until the second bump of seq, so at a change the new source is
- * offset to continue from the old one's reading, plus a forward margin:
- * the time spent reading the new source (measured by reading the old one
- * again around it) and SWITCH_MARGIN_NS for the skew between CPUs and the
- * early execution of an unordered RDTSC.  Every value handed out from the
- * old copy is then below every value of the new one, as long as the CPUs'
- * TSCs agree within the margin and the two sources do not drift apart by
- * more than it while the writer goes from reading `at` to the second bump
- * (a rate difference times that time: 500 ppm over 2 ms would).
+ * (see tsc.h), so a reader never waits for the writer.  A latch alone
+ * cannot keep time from going back at a change of line: readers stay on
+ * the old line until the writer's second turn, and a writer stalled
+ * before it (preempted, for any time) lets them run on past where the
+ * new line is, when the old one runs faster.  So a change goes in three
+ * steps, each safe wherever the writer stalls:
+ *
+ * 1. The mark opens (0), and the first turn sends readers to the copy
+ *    of the old line with seq odd.  Such a read goes through
+ *    __tsc_held(): it returns the highest value any such read returned,
+ *    raising it with a compare-and-swap if its own is higher.
+ * 2. The writer closes the mark: at the old line's reading now plus a
+ *    margin, or the mark if that is higher, c.  From then on a read of
+ *    the old line returns c: readers stand still until the new line.
+ *    Every value handed out so far is at most c: reads before the turn
+ *    read the old line before the writer looked (the margin is for a
+ *    CPU whose TSC is ahead), reads after it went through the mark.
+ * 3. The new line is made to be at least c from the writer's now on,
+ *    and the second turn sends readers to it.
+ *
+ * The margin, and where the new line starts:
+ *  - A switch (another source, or new factors): the new line continues
+ *    from the old one's reading plus a forward margin: the time spent
+ *    reading the new source (measured by reading the old one again
+ *    around it) and SWITCH_MARGIN_NS for the skew between CPUs and the
+ *    early execution of an unordered RDTSC.
+ *  - A refinement (the same TSC, factors within 10 ppm): 1 ns; the new
+ *    line starts where the old one is now, plus 1 ns.
+ *  - The takeover from the fallback clock when a calibration reaches its
+ *    1 ppm bound (or perf answers after the open): 1 ns; the TSC line
+ *    starts at the clock's reading at the start of its bracket.  The
+ *    kernel keeps time with the TSC (the decision says so), so the
+ *    fallback clock on any CPU is the kernel's line of that CPU's TSC,
+ *    whatever the skew between CPUs.
+ * A reader sees time stand still from step 2 to step 3 (for as long as
+ * the writer takes, or stalls), and never go back.
  *
  * The old source is read again whenever RDTSC still executes, also under
  * tsc_user=1, where it traps and the kernel emulates it.  Only when it
@@ -19,13 +45,9 @@
  * may have drifted apart since, so the margin grows by ESTIMATE_PPM of
  * the time since that anchor (the bound wall.c also puts on their rates).
  *
- * The takeover is the exception: when a calibration reaches its 1 ppm
- * bound (or perf answers after the open), the TSC takes over from the
- * fallback clock without a step (see
- * take_over()).  The kernel keeps time with the TSC (the decision says
- * so), so the fallback clock on any CPU is the kernel's line of that
- * CPU's TSC: the two lines can be made to meet, whatever the skew
- * between CPUs, and the new one is never behind the old.
+ * Programs built with a tsc.h before 0.6 do not call __tsc_held(): their
+ * reads keep the old line until the second turn, and after a stall there
+ * may step back by the stall times the change of rate.
  */
 #include <errno.h>
 #include <limits.h>
@@ -35,6 +57,7 @@
 
 #define SWITCH_MARGIN_NS 1000
 #define ESTIMATE_PPM 1000
+#define MARK_CLOSED (1ull << 63)
 
 uint64_t tsc__clock_ns(clockid_t clk)
 {
@@ -86,19 +109,27 @@ static uint64_t estimate(const struct tsc *t)
 	return raw + t->scale_offset + (raw - t->last_anchor_raw) / (1000000 / ESTIMATE_PPM);
 }
 
+/* The old line's reading now.  Without RDTSC, old is a TSC state that
+ * may no longer run: its scale's estimate. */
+static uint64_t old_now(struct tsc *t, const struct tsc_fast_state *old, bool old_runs)
+{
+	return old_runs ? read_state(old) : estimate(t);
+}
+
 /* Offset making state nf continue from old's reading now, ahead by the
- * margin (see the top of the file).  Without RDTSC, old is a TSC state
- * that may no longer run: its scale's estimate. */
+ * margin (see the top of the file), and from no lower than c. */
 static void continue_from(struct tsc *t, const struct tsc_fast_state *old,
-			  struct tsc_fast_state *nf, bool old_runs)
+			  struct tsc_fast_state *nf, bool old_runs, uint64_t c)
 {
 	uint64_t at, again, new_now;
 
-	at = old_runs ? read_state(old) : estimate(t);
+	at = old_now(t, old, old_runs);
 	new_now = nf->mode == TSC_MODE_TSC ? conv(nf, tsc__rdtsc_lfence()) :
 					     tsc__clock_ns(nf->clock);
-	again = old_runs ? read_state(old) : estimate(t);
+	again = old_now(t, old, old_runs);
 	at += (again > at ? again - at : 0) + SWITCH_MARGIN_NS;
+	if (at < c)
+		at = c;
 	if (nf->mode == TSC_MODE_TSC)
 		nf->offset = at - new_now;
 	else
@@ -151,6 +182,67 @@ void tsc__latch_turn(uint32_t *seq)
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 }
 
+/* A turn of the fast path's latch (a test may stall the writer first: t->stall). */
+static void turn(struct tsc *t)
+{
+	if (t->stall)
+		t->stall(t);
+	tsc__latch_turn(&t->fast.seq);
+}
+
+/* Step 1 (see the top of the file): readers of the old line go
+ * through the mark. */
+static void open_mark(struct tsc *t)
+{
+	__atomic_store_n(&t->mark.v, 0, __ATOMIC_RELAXED);
+	turn(t);				/* readers: s[1], the mark */
+	if (t->stall)				/* a test: stalled with the mark open */
+		t->stall(t);
+}
+
+/* Step 2: the mark closes at c, the old line's reading now plus margin
+ * or the mark if higher; readers of the old line stand still there. */
+static uint64_t close_mark(struct tsc *t, const struct tsc_fast_state *old, bool old_runs,
+			   uint64_t margin)
+{
+	uint64_t h = __atomic_load_n(&t->mark.v, __ATOMIC_ACQUIRE), c;
+
+	do {
+		c = old_now(t, old, old_runs) + margin;
+		if (c < h)
+			c = h;
+	} while (!__atomic_compare_exchange_n(&t->mark.v, &h, c | MARK_CLOSED, false,
+					      __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE));
+	return c;
+}
+
+/* Step 3: readers go to the new line, and the other copy gets it. */
+static void put_new(struct tsc *t, const struct tsc_fast_state *nf)
+{
+	store_fast(&t->fast.s[0], nf);
+	turn(t);				/* readers: s[0] */
+	store_fast(&t->fast.s[1], nf);
+}
+
+TSC_API uint64_t __tsc_held(const struct tsc *ct, uint32_t seq, uint64_t ns)
+{
+	struct tsc *t = (struct tsc *)ct;
+	uint64_t h = __atomic_load_n(&t->mark.v, __ATOMIC_ACQUIRE);
+
+	for (;;) {
+		/* A read of a copy the writer has left since: read again. */
+		if (__atomic_load_n(&t->fast.seq, __ATOMIC_RELAXED) != seq)
+			return ns;
+		if (h & MARK_CLOSED)
+			return h & ~MARK_CLOSED;
+		if (ns <= h)
+			return h;
+		if (__atomic_compare_exchange_n(&t->mark.v, &h, ns, true, __ATOMIC_ACQ_REL,
+						__ATOMIC_ACQUIRE))
+			return ns;
+	}
+}
+
 /* The fallback clock's reading c + offset lies between two ordered TSC
  * reads t0 and t1 of the writer's CPU: the narrowest of 8. */
 static void clock_bracket(const struct tsc_fast_state *old, struct bracket *b)
@@ -168,61 +260,22 @@ static void clock_bracket(const struct tsc_fast_state *old, struct bracket *b)
 	}
 }
 
-/* How far apart the fallback clock and the calibrated TSC may run, in
- * ppb: CLOCK_MONOTONIC_RAW is what the calibration measured against, to
- * its bound (plus 1 ppm); CLOCK_MONOTONIC adds NTP's frequency (from
- * adjtimex() at the last anchor; 10%, as far as tick can set it, if not
- * known) and 500 ppm for the offset it slews. */
-static uint64_t takeover_ppb(const struct tsc *t, const struct tsc_fast_state *old,
-			     uint64_t err_ppb)
+/* The calibrated TSC takes over from the fallback clock: the TSC line
+ * through the clock's reading at the start of its bracket, t0, plus
+ * 1 ns, and no lower than c.  The clock was read at some tick x in [t0,
+ * t1], so the new line is above it there by the time from t0 to x: a
+ * few tens of ns where clock_gettime() is a vDSO call.  What the step
+ * was, measured after the turn, becomes last_step_ns. */
+static void take_over(const struct tsc_fast_state *old, struct tsc_fast_state *nf, uint64_t c)
 {
-	int64_t f = t->wfreq < 0 ? -t->wfreq : t->wfreq;
-
-	if (old->clock == CLOCK_MONOTONIC_RAW)
-		return err_ppb + 1000;
-	return err_ppb + 1000 + 500000 +
-	       (t->wfreq_ok ? (uint64_t)((__int128)f * 1000000000 >> 32) : 100000000);
-}
-
-/* The calibrated TSC takes over from the fallback clock: no switch
- * margin, but the TSC line through the clock's reading at the start of
- * its bracket, t0, plus what the two may drift apart over the next
- * ahead ns (rate bound times ahead, plus 1 ns), and the turn to the new
- * copy made before that, at P (the writer looks after it wrote the
- * copy, and measures again with twice the time if it stalled past P).
- * The clock was read at some tick x in [t0, t1], so from t0 to P the
- * new line is at or above the old one, and above by at most the time
- * from t0 to x plus the margin: readers still on the old copy read the
- * clock before the turn, below P, so no reader sees time go back, and
- * none sees a jump larger than that (a few tens of ns where
- * clock_gettime() is a vDSO call).  What it was, measured after the
- * turn, becomes last_step_ns.  A writer stalled past P 32 times running
- * (ahead 12.8 ms from the 9th on) goes ahead with the last. */
-static void take_over(struct tsc *t, const struct tsc_fast_state *old,
-		      struct tsc_fast_state *nf, uint64_t err_ppb)
-{
-	uint64_t ppb = takeover_ppb(t, old, err_ppb), ahead = 50000, m, p;
 	struct bracket b;
-	int tries;
 
-	tsc__latch_turn(&t->fast.seq);		/* readers: s[1] */
-	for (tries = 0; tries < 32; tries++) {
-		clock_bracket(old, &b);
-		if (b.t1 < b.t0) {		/* never in order: as read at t0 */
-			b.t0 = b.t1 = tsc__rdtsc_lfence();
-			b.ns = tsc__clock_ns(old->clock) + old->clock_offset;
-		}
-		m = (uint64_t)((unsigned __int128)ahead * ppb / 1000000000) + 1;
-		nf->offset = b.ns + m - conv(nf, b.t0);
-		p = b.t0 + (uint64_t)(((unsigned __int128)ahead << nf->shift) / nf->mult);
-		store_fast(&t->fast.s[0], nf);
-		if (tsc__rdtsc_lfence() < p)
-			break;
-		if (ahead < 10000000)
-			ahead *= 2;
+	clock_bracket(old, &b);
+	if (b.t1 < b.t0) {		/* never in order: as read at t0 */
+		b.t0 = b.t1 = tsc__rdtsc_lfence();
+		b.ns = tsc__clock_ns(old->clock) + old->clock_offset;
 	}
-	tsc__latch_turn(&t->fast.seq);		/* readers: s[0] */
-	store_fast(&t->fast.s[1], nf);
+	nf->offset = (b.ns + 1 > c ? b.ns + 1 : c) - conv(nf, b.t0);
 }
 
 /* The new line minus the old at the same tick: the old read around a
@@ -277,26 +330,15 @@ static bool refinement(const struct tsc *t, const struct tsc_fast_state *f,
 	       dm <= f->mult / 100000 && tsc__rdtsc_allowed(t, &t->df);
 }
 
-/* Publish a refinement as a slew: the new line meets the old one at P, a
- * TSC reading 50 us ahead, plus 1 ns.  Readers still on the old copy
- * read below P (the writer looks again before it sends readers to the
- * new copy, and moves P on if it stalled), and from P back to the
- * writer's turn the new line lies below the old by less than 1 ns (10
- * ppm of 50 us): no reader sees time go back, none sees it jump. */
-static void refine(struct tsc *t, const struct tsc_fast_state *cur,
-		   struct tsc_fast_state *nf)
+/* A refinement: the new line starts where the old one is now, plus
+ * 1 ns, and no lower than c.  Within 10 ppm, the two lines part by
+ * 10 ns a ms at most: at the next change, the new line starts again
+ * where this one is. */
+static void refine(const struct tsc_fast_state *old, struct tsc_fast_state *nf, uint64_t c)
 {
-	struct tsc_fast_state old = *cur;
-	uint64_t ahead = (50000ull << old.shift) / old.mult, p;
+	uint64_t now = tsc__rdtsc_lfence(), at = conv(old, now) + old->offset + 1;
 
-	tsc__latch_turn(&t->fast.seq);		/* readers: s[1] */
-	do {
-		p = tsc__rdtsc_lfence() + ahead;
-		nf->offset = conv(&old, p) + old.offset - conv(nf, p) + 1;
-		store_fast(&t->fast.s[0], nf);
-	} while (tsc__rdtsc_lfence() >= p);
-	tsc__latch_turn(&t->fast.seq);		/* readers: s[0] */
-	store_fast(&t->fast.s[1], nf);
+	nf->offset = (at > c ? at : c) - conv(nf, now);
 }
 
 static void fill_info(struct tsc *t, const struct decision *d)
@@ -338,7 +380,8 @@ static void fill_info(struct tsc *t, const struct decision *d)
 int tsc__publish(struct tsc *t, const struct decision *d)
 {
 	struct tsc_fast_state *f = current(t), nf = *f, old;
-	bool first = !t->published, takeover;
+	bool first = !t->published, takeover, refined = false, old_runs;
+	uint64_t c;
 	int64_t step;
 
 	nf.mode = d->usable ? TSC_MODE_TSC : TSC_MODE_CLOCK;
@@ -359,25 +402,29 @@ int tsc__publish(struct tsc *t, const struct decision *d)
 		fill_info(t, d);
 		return 0;
 	}
-	if (!first && refinement(t, f, &nf)) {
-		refine(t, f, &nf);
+	old = *f;
+	if (first) {			/* no reader yet */
+		anchor_raw(&nf);
+		store_fast(&t->fast.s[0], &nf);
+		store_fast(&t->fast.s[1], &nf);
+	} else {
+		refined = refinement(t, f, &nf);
+		old_runs = old.mode != TSC_MODE_TSC || tsc__rdtsc_allowed(t, &t->df);
+		open_mark(t);
+		c = close_mark(t, &old, old_runs,
+			       refined || takeover ? 1 : SWITCH_MARGIN_NS);
+		if (refined)
+			refine(&old, &nf, c);
+		else if (takeover)
+			take_over(&old, &nf, c);
+		else
+			continue_from(t, &old, &nf, old_runs, c);
+		put_new(t, &nf);
+	}
+	if (refined) {
 		fill_info(t, d);
 		t->info.refinements++;
 		return 1;
-	}
-	old = *f;
-	if (takeover) {
-		take_over(t, &old, &nf, d->f.err_ppb);
-	} else {
-		if (first)
-			anchor_raw(&nf);
-		else
-			continue_from(t, &old, &nf, old.mode != TSC_MODE_TSC ||
-				      tsc__rdtsc_allowed(t, &t->df));
-		tsc__latch_turn(&t->fast.seq);		/* readers: s[1] */
-		store_fast(&t->fast.s[0], &nf);
-		tsc__latch_turn(&t->fast.seq);		/* readers: s[0] */
-		store_fast(&t->fast.s[1], &nf);
 	}
 
 	fill_info(t, d);

@@ -1,0 +1,193 @@
+// SPDX-License-Identifier: MIT OR LGPL-2.1
+/*
+ * A writer that stalls at a change of the published line: a test hook
+ * (before_turn) sleeps 20 ms before every turn of the fast path's latch,
+ * while three threads read.  Two take ordered reads, checked within
+ * their thread and against every read another thread returned before
+ * theirs began; one takes unordered reads, checked within its thread.
+ * The changes: refinements to a slower and to a faster line (8 ppm),
+ * switches between TSC lines 500 ppm apart and to and from
+ * CLOCK_MONOTONIC_RAW, and the takeover after a calibration.
+ * While the writer stalls, readers of the old line must stand still at
+ * the copy's limit (tsc.h), not run on past the new line and then step
+ * back: by 20 ms times the change of rate (160 ns for 8 ppm, 10 us for
+ * 500 ppm) when the limit was missing.
+ */
+#include <pthread.h>
+#include <unistd.h>
+
+#include "t.h"
+#include "../../lib/src/internal.h"
+
+#define TSC0 "sys/devices/system/tsc/tsc0/"
+#define STALL_MS 100
+
+static struct tsc *h;
+static int stop, stalls;
+static uint64_t top;		/* the highest ordered read returned so far */
+static uint64_t back, below, worst, reads;
+
+static void stalled(struct tsc *t)
+{
+	(void)t;
+	stalls++;
+	t_sleep_ms(STALL_MS);
+}
+
+static void *reader(void *ordered)
+{
+	uint64_t prev = 0, v, seen, cur, n = 0, b = 0, x = 0, w = 0;
+
+	while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
+		seen = __atomic_load_n(&top, __ATOMIC_ACQUIRE);
+		v = ordered ? tsc_now_ns_ordered(h) : tsc_now_ns(h);
+		if (v < prev) {
+			b++;
+			w = prev - v > w ? prev - v : w;
+		}
+		if (ordered && v < seen) {
+			x++;
+			w = seen - v > w ? seen - v : w;
+		}
+		for (cur = seen; ordered && v > cur;)
+			if (__atomic_compare_exchange_n(&top, &cur, v, true, __ATOMIC_RELEASE,
+							__ATOMIC_ACQUIRE))
+				break;
+		prev = v;
+		n++;
+	}
+	__atomic_fetch_add(&back, b, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&below, x, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&reads, n, __ATOMIC_RELAXED);
+	for (cur = __atomic_load_n(&worst, __ATOMIC_RELAXED); w > cur;)
+		if (__atomic_compare_exchange_n(&worst, &cur, w, true, __ATOMIC_RELAXED,
+						__ATOMIC_RELAXED))
+			break;
+	return NULL;
+}
+
+static pthread_t th[3];
+
+static void readers_start(void)
+{
+	int k;
+
+	stop = 0;
+	back = below = worst = reads = 0;
+	for (k = 0; k < 3; k++)
+		pthread_create(&th[k], NULL, reader, k ? (void *)1 : NULL);
+	t_sleep_ms(30);
+}
+
+static void readers_stop(const char *what)
+{
+	int k;
+
+	t_sleep_ms(30);
+	__atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
+	for (k = 0; k < 3; k++)
+		pthread_join(th[k], NULL);
+	CHECK(!back && !below, "%s: %llu reads went back within a thread, %llu below another "
+	      "thread's earlier read, by up to %llu ns", what, (unsigned long long)back,
+	      (unsigned long long)below, (unsigned long long)worst);
+	CHECK(reads > 1000, "%s: only %llu reads", what, (unsigned long long)reads);
+	printf("# %s: %llu reads, writer stalled %d times, %llu went back\n", what,
+	       (unsigned long long)reads, stalls, (unsigned long long)(back + below));
+}
+
+/* Write val to path in root, and have the stalled writer publish it. */
+static void change(const char *root, const char *what, const char *path, const char *val,
+		   bool in_use, bool refinement)
+{
+	struct tsc_info a, b;
+
+	tsc_get_info(h, &a, sizeof(a));
+	readers_start();
+	if (path)
+		t_write(root, path, val);
+	stalls = 0;
+	h->stall = stalled;
+	CHECK(tsc_process_events(h) == 1, "%s: no change seen", what);
+	h->stall = NULL;
+	readers_stop(what);
+	tsc_get_info(h, &b, sizeof(b));
+	CHECK(stalls == 3, "%s: writer stalled %d times, want 3", what, stalls);
+	CHECK(tsc_in_use(h) == in_use, "%s: TSC in use %d, want %d", what, tsc_in_use(h), in_use);
+	if (refinement)
+		CHECK(b.refinements == a.refinements + 1 && b.switches == a.switches,
+		      "%s: %llu refinements, %llu switches; want a refinement", what,
+		      (unsigned long long)(b.refinements - a.refinements),
+		      (unsigned long long)(b.switches - a.switches));
+	else
+		CHECK(b.switches == a.switches + 1, "%s: %llu switches, want 1", what,
+		      (unsigned long long)(b.switches - a.switches));
+}
+
+static void set_khz(const char *root, const char *what, uint64_t khz, bool refinement)
+{
+	char b[64];
+
+	snprintf(b, sizeof(b), "%llu\n", (unsigned long long)khz);
+	t_write(root, TSC0 "tsc_khz", b);
+	snprintf(b, sizeof(b), "%llu\n", (unsigned long long)((1000000ull << 24) / khz));
+	change(root, what, TSC0 "tsc_mult", b, true, refinement);
+}
+
+/* The calibration's takeover from the fallback clock, and the
+ * refinements that follow it, every turn stalled. */
+static void takeover(void)
+{
+	struct tsc_info i;
+	int ms;
+
+	TSC_OPTS(o, .no_watcher = true, .force_calibrate = true);
+	h = tsc_open(&o);
+	CHECK(h, "open with force_calibrate: %s", strerror(errno));
+	if (!h)
+		return;
+	readers_start();
+	stalls = 0;
+	h->stall = stalled;
+	for (ms = 0; ms < 5000 && !tsc_in_use(h); ms++) {
+		tsc_process_events(h);
+		t_sleep_ms(1);
+	}
+	h->stall = NULL;
+	readers_stop("takeover");
+	tsc_get_info(h, &i, sizeof(i));
+	if (!tsc_in_use(h) && (i.prctl_tsc == 2 || i.tsc_user == 2)) {
+		printf("# RDTSC faults in this task: no takeover to test\n");
+	} else {
+		CHECK(tsc_in_use(h), "the calibrated TSC never took over (%d ms)", ms);
+		CHECK(stalls >= 3, "takeover: writer stalled %d times", stalls);
+	}
+	tsc_close(h);
+}
+
+int main(void)
+{
+	char root[] = "/tmp/tsc-stall-XXXXXX";
+	uint64_t khz = t_host_khz();
+
+	if (!mkdtemp(root))
+		SKIP("mkdtemp: %s", strerror(errno));
+	t_mkroot(root, khz);
+	TSC_OPTS(o, .sysroot = root, .no_watcher = true);
+	h = tsc_open(&o);
+	CHECK(h && tsc_in_use(h), "sysroot with a trusted TSC not used");
+	if (!h || !tsc_in_use(h)) {
+		t_rmroot(root);
+		DONE();
+	}
+	set_khz(root, "refinement, 9 ppm slower", khz + khz * 9 / 1000000, true);
+	set_khz(root, "refinement, 9 ppm faster", khz, true);
+	set_khz(root, "switch to a line 500 ppm faster", khz - khz / 2000, false);
+	change(root, "switch from it to CLOCK_MONOTONIC_RAW", TSC0 "tsc_stable", "0\n",
+	       false, false);
+	change(root, "switch back to it", TSC0 "tsc_stable", "1\n", true, false);
+	set_khz(root, "switch from it to a line 500 ppm slower", khz, false);
+	tsc_close(h);
+	t_rmroot(root);
+	takeover();
+	DONE();
+}
