@@ -195,6 +195,7 @@ enum { W_RAW, W_MONO, W_REAL, W_BOOT, W_TAI, W_NR };
 struct wall_seg {
 	uint64_t s, b, len;
 	int64_t rate, slew;
+	uint64_t back;		/* the kernel's steps back so far (REALTIME, TAI) */
 };
 /* One clock: cur from cur.s on, prev before it, and from floor_from to
  * cur.s never below the line floor (only after a writer stalled, see

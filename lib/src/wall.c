@@ -27,9 +27,12 @@
  * and the turn cannot be seen: readers of the old copy then run on past
  * T, by the old rate, and the new copy may be below them by the stall
  * times the change of rate (the whole stall where the new segment stands
- * still).  So tsc_clock_gettime() of the clocks that never go back also
- * keeps the highest value any reader returned, and returns no less (one
- * compare-and-swap per read, on a cache line of its own).
+ * still).  So tsc_clock_gettime() also keeps the highest value any
+ * reader returned, and returns no less (one compare-and-swap per read,
+ * on a cache line of its own).  For REALTIME and TAI the mark counts
+ * values without the kernel's steps back (each segment carries their
+ * sum): such a step still takes them back, by that step, and nothing
+ * else does.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -90,6 +93,7 @@ static void load_seg(struct wall_seg *d, const struct wall_seg *g)
 	d->len = __atomic_load_n(&g->len, __ATOMIC_RELAXED);
 	d->rate = __atomic_load_n(&g->rate, __ATOMIC_RELAXED);
 	d->slew = __atomic_load_n(&g->slew, __ATOMIC_RELAXED);
+	d->back = __atomic_load_n(&g->back, __ATOMIC_RELAXED);
 }
 
 /* The highest value of clock i returned so far, v if that is higher. */
@@ -128,8 +132,11 @@ static int wall_read(struct tsc *t, int i, bool now, uint64_t *ns, uint64_t *out
 	if (!valid)
 		return tsc__set_errno(-EAGAIN);
 	*out = map_at(&m, *ns);
-	if (now && i != W_REAL && i != W_TAI)
-		*out = never_back(t, i, *out);
+	if (now) {	/* the mark counts REALTIME and TAI without their steps back */
+		uint64_t back = *ns >= m.cur.s ? m.cur.back : m.prev.back;
+
+		*out = never_back(t, i, *out + back) - back;
+	}
 	return 0;
 }
 
@@ -142,6 +149,7 @@ static void store_seg(struct wall_seg *d, const struct wall_seg *g)
 	__atomic_store_n(&d->len, g->len, __ATOMIC_RELAXED);
 	__atomic_store_n(&d->rate, g->rate, __ATOMIC_RELAXED);
 	__atomic_store_n(&d->slew, g->slew, __ATOMIC_RELAXED);
+	__atomic_store_n(&d->back, g->back, __ATOMIC_RELAXED);
 }
 
 static void store_copy(struct wall_copy *d, const struct wall_copy *n)
@@ -265,7 +273,8 @@ static bool resumed(const struct tsc *t, const struct wall_sample *x)
 static void plan(struct tsc *t, const struct wall_sample *x, int i, uint64_t T,
 		 int step, struct wall_map *m)
 {
-	struct wall_seg g = { .s = T, .rate = t->wt[i == W_RAW ? W_RAW : W_MONO].rate };
+	struct wall_seg g = { .s = T, .rate = t->wt[i == W_RAW ? W_RAW : W_MONO].rate,
+			      .back = m->cur.back };
 	uint64_t k = kernel_at(t, x, i, T), f = map_at(m, T);
 	int64_t e = (int64_t)(k - f);
 
@@ -281,6 +290,7 @@ static void plan(struct tsc *t, const struct wall_sample *x, int i, uint64_t T,
 		 * (a resume) leaves a mapping already there to slew. */
 		g.b = k;
 		t->wt[i].back = e < 0;
+		g.back += e < 0 ? (uint64_t)-e : 0;
 	} else if (e < -JUMP_NS && i != W_REAL && i != W_TAI) {
 		/* Ahead by more (the TSC ran through a suspend): stand still
 		 * until the kernel's clock is there, then go on at its rate. */
@@ -302,7 +312,8 @@ static void plan(struct tsc *t, const struct wall_sample *x, int i, uint64_t T,
 static void start(struct tsc *t, const struct wall_sample *x, struct wall_map *m, int i)
 {
 	struct wall_seg g = { .s = x->l[i], .b = x->c[i],
-			      .rate = t->wt[i == W_RAW ? W_RAW : W_MONO].rate };
+			      .rate = t->wt[i == W_RAW ? W_RAW : W_MONO].rate,
+			      .back = m->cur.back };
 
 	m->prev = m->cur = g;
 	m->floor_from = UINT64_MAX;
@@ -352,7 +363,8 @@ static bool behind(struct tsc *t, const struct wall_copy *old, struct wall_copy 
 		if (!t->wt[i].back) {
 			hi = map_at(m, now) > map_at(o, now) ? map_at(m, now) : map_at(o, now);
 			m->floor = (struct wall_seg){ .s = now, .b = hi,
-						      .rate = steepest(o, steepest(m, INT64_MIN)) };
+						      .rate = steepest(o, steepest(m, INT64_MIN)),
+						      .back = m->prev.back };
 			m->floor_from = from;
 			if (seg_at(&m->floor, T) > b)
 				b = seg_at(&m->floor, T);

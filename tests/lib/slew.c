@@ -402,6 +402,7 @@ static void run(const struct scenario *s)
 {
 	struct tsc_info info;
 	struct tsc *t = open_hooked(vclock);
+	uint64_t back0[W_NR];
 	int a, i;
 
 	if (!t)
@@ -430,7 +431,19 @@ static void run(const struct scenario *s)
 			t->wall.c[0].valid = t->wall.c[1].valid = 0;
 			pthread_mutex_unlock(&t->lock);
 		}
+		for (i = 0; i < W_NR; i++)
+			back0[i] = t->wall.c[t->wall.seq & 1].m[i].cur.back;
 		anchor(t, l);
+		/* tsc_clock_gettime()'s mark lets a clock back by what
+		 * back counts: the kernel's steps back, and nothing else. */
+		for (i = 0; i < W_NR; i++) {
+			uint64_t b = t->wall.c[t->wall.seq & 1].m[i].cur.back;
+
+			CHECK(sc->twice || (b > back0[i]) == (expected_back(a, i) && a > 0),
+			      "%s: %s: back %llu ns at anchor %d, expected %s", sc->name,
+			      names[i], (unsigned long long)(b - back0[i]), a,
+			      expected_back(a, i) ? "a step back" : "none");
+		}
 		if (a)
 			every_copy(t, a, l);
 		if (a && s->twice) {
@@ -553,9 +566,10 @@ static void went_back(void)
 /* A writer stalled between its last look and the turn leaves readers of
  * the new copy below those of the old (it cannot see that): made up here
  * by lowering every clock's mapping 1 ms in both copies.  The mapping
- * shows it; tsc_clock_gettime() of MONOTONIC, BOOTTIME and RAW holds the
- * highest value returned, and REALTIME and TAI, which may step back,
- * show it too. */
+ * shows it; tsc_clock_gettime() holds the highest value returned, of
+ * every clock.  Then REALTIME and TAI are lowered 1 s more, counted as
+ * the kernel's step back (the segments' back, as plan() sets it): that
+ * step they take, and only that. */
 static void readers_hold(void)
 {
 	static const int clk[W_NR] = { CLOCK_MONOTONIC_RAW, CLOCK_MONOTONIC, CLOCK_REALTIME,
@@ -579,16 +593,30 @@ static void readers_hold(void)
 		}
 	pthread_mutex_unlock(&t->lock);
 	for (i = 0; i < W_NR; i++) {
-		bool holds = i != W_REAL && i != W_TAI;
-
 		ns = tsc_now_ns(t);
 		CHECK(!tsc_ns_to_clock(t, ns, clk[i], &mapped) && mapped < before[i],
 		      "%s: the lowered mapping is not below the last reading", names[i]);
 		CHECK(!tsc_clock_gettime(t, clk[i], &after[i]), "%s", names[i]);
-		CHECK(holds ? after[i] >= before[i] : after[i] < before[i],
-		      "%s: tsc_clock_gettime() %s after the mapping went 1 ms back: %lld ns",
-		      names[i], holds ? "went back" : "held instead of stepping",
-		      (long long)(after[i] - before[i]));
+		CHECK(after[i] >= before[i],
+		      "%s: tsc_clock_gettime() went back %lld ns after the mapping went 1 ms back "
+		      "without a step of the kernel's", names[i], (long long)(before[i] - after[i]));
+	}
+	pthread_mutex_lock(&t->lock);
+	for (c = 0; c < 2; c++)
+		for (i = W_REAL; i < W_NR; i += W_TAI - W_REAL) {
+			t->wall.c[c].m[i].prev.b -= SEC;
+			t->wall.c[c].m[i].cur.b -= SEC;
+			t->wall.c[c].m[i].prev.back += SEC;
+			t->wall.c[c].m[i].cur.back += SEC;
+		}
+	pthread_mutex_unlock(&t->lock);
+	for (i = W_REAL; i < W_NR; i += W_TAI - W_REAL) {
+		int64_t d;
+
+		CHECK(!tsc_clock_gettime(t, clk[i], &after[i]), "%s", names[i]);
+		d = (int64_t)(after[i] - before[i]);
+		CHECK(d < -SEC + 1000000 && d > -SEC - 1000000,
+		      "%s: %lld ns after a 1 s step back of the kernel's", names[i], (long long)d);
 	}
 	tsc_close(t);
 }
