@@ -8,10 +8,17 @@
 #include "json.h"
 #include "tscinfo.h"
 
+/* The TSC's clocksources: tsc-early until the TSC is calibrated again
+ * at boot, then tsc. */
+static bool cs_is_tsc(const char *cs)
+{
+	return !strcmp(cs, "tsc") || !strcmp(cs, "tsc-early");
+}
+
 /* Clocksources whose reads the x86 vDSO serves in user space. */
 static bool vdso_capable(const char *cs)
 {
-	return !strcmp(cs, "tsc") || !strcmp(cs, "kvm-clock") ||
+	return cs_is_tsc(cs) || !strcmp(cs, "kvm-clock") ||
 	       !strcmp(cs, "hyperv_clocksource_tsc_page");
 }
 
@@ -85,14 +92,15 @@ void print_text(FILE *f, const struct report *r)
 	fprintf(f, "TSC frequency:        ");
 	khz_text(f, i);
 	fprintf(f, "kernel clocksource:   %s%s\n", *i->clocksource ? i->clocksource : "unknown",
-		!strcmp(i->clocksource, "tsc") ? " (the TSC)" : "");
+		cs_is_tsc(i->clocksource) ? " (the TSC)" : "");
 	fprintf(f, "user RDTSC trapped:   %s\n",
 		!strcmp(trap, "sigsegv") ? "yes: RDTSC raises SIGSEGV" :
 		!strcmp(trap, "emulate") ? "yes: emulated by the kernel (slow, logged)" :
 		!strcmp(trap, "no") ? (i->kernel_series ? "no (kernel.tsc_user=0)" :
 				       "no (stock kernel: no trap policy)") : "unknown");
-	if (i->vdso_tsc && i->vdso_raw == -ENODEV && !strcmp(i->clocksource, "tsc"))
-		fprintf(f, "                      the vDSO refuses the TSC while the clocksource is tsc\n");
+	if (i->vdso_tsc && i->vdso_raw == -ENODEV && cs_is_tsc(i->clocksource))
+		fprintf(f, "                      the vDSO refuses the TSC while the clocksource is %s\n",
+			i->clocksource);
 	fprintf(f, "kernel tsckit series: %s\n", i->kernel_series ? "yes" : "no");
 	fprintf(f, "vDSO TSC calls:       %s\n", i->vdso_tsc ? "yes" : "no");
 	if (i->src)
@@ -152,7 +160,7 @@ void print_json(FILE *f, const struct report *r)
 		json_str(f, i->clocksource);
 	else
 		fprintf(f, "null");
-	fprintf(f, ",\n  \"clocksource_is_tsc\": %s", !strcmp(i->clocksource, "tsc") ? "true" : "false");
+	fprintf(f, ",\n  \"clocksource_is_tsc\": %s", cs_is_tsc(i->clocksource) ? "true" : "false");
 	fprintf(f, ",\n  \"kernel_series\": %s", i->kernel_series ? "true" : "false");
 	fprintf(f, ",\n  \"tsc_stable\": ");
 	jint_or_null(f, i->tsc_stable);
