@@ -323,7 +323,7 @@ struct tsc_xcpu_result {
 int tsc_xcpu_check(struct tsc *t, unsigned int ms,
 		   struct tsc_xcpu_result *res, size_t sz);
 
-const char *tsc_version(void);	/* "0.5.0": the library actually loaded */
+const char *tsc_version(void);	/* "0.6.0": the library actually loaded */
 
 /*
  * Fast path.  The published state is the first member of struct tsc: two
@@ -335,7 +335,8 @@ const char *tsc_version(void);	/* "0.5.0": the library actually loaded */
  * async-signal-safe (a signal handler may read in the middle of one).
  * While seq is odd the writer is changing the line: a read then goes
  * through __tsc_held(), which keeps it from running past the new line
- * however long the writer stalls (since 0.6; see src/publish.c).
+ * while the writer stalls: it stands still at most 1 ms, then runs on
+ * 1 ms behind (since 0.6; see src/publish.c).
  */
 enum { TSC_MODE_CLOCK = 0, TSC_MODE_TSC = 1 };
 
@@ -426,8 +427,8 @@ static inline uint64_t __tsc_mul(uint64_t ticks, uint64_t mult, uint32_t shift)
 uint64_t __tsc_clock_ns(clockid_t clock);
 
 /* A read of ns while the writer changes the line (seq odd), out of line:
- * the highest read handed out so far if that is higher, or where the
- * writer holds readers.  Lock-free: a compare-and-swap, no wait. */
+ * ns, raising a shared mark to it first, or ns held where the writer
+ * closed the mark.  Lock-free: a compare-and-swap, no wait. */
 uint64_t __tsc_held(const struct tsc *t, uint32_t seq, uint64_t ns);
 
 /* A tick delta in ns, exact (128-bit product) for any delta up to years. */

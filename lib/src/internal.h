@@ -252,9 +252,9 @@ struct tsc {
 	int64_t scale_offset;	/* library ns - CLOCK_MONOTONIC_RAW */
 	/* wall mapping: readers use wall and wall_hi; the rest is the writer's */
 	struct wall_latch wall;
-	struct {
-		uint64_t v[W_NR];	/* highest tsc_clock_gettime() so far */
-	} wall_hi __attribute__((aligned(64)));
+	struct {	/* highest tsc_clock_gettime() so far: a line each */
+		uint64_t v;
+	} __attribute__((aligned(64))) wall_hi[W_NR];
 	/* The highest read handed out while the fast path's line changes,
 	 * and MARK_CLOSED once the writer holds readers there (publish.c). */
 	struct {
@@ -272,6 +272,7 @@ struct tsc {
 	bool anchor_b_new;
 	uint64_t (*wall_now)(struct tsc *t);	/* the writer's clock (tests replace it) */
 	void (*stall)(struct tsc *t);	/* a test stalls the writer at a change (publish.c) */
+	uint64_t skew;		/* a test: ticks the writer's TSC is ahead of readers' */
 	/* watching */
 	int epfd, timerfd, stopfd;
 	uint64_t timer_ns;	/* its period */

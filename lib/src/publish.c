@@ -6,37 +6,47 @@
  * the old line until the writer's second turn, and a writer stalled
  * before it (preempted, for any time) lets them run on past where the
  * new line is, when the old one runs faster.  So a change goes in three
- * steps, each safe wherever the writer stalls:
+ * steps (open_mark(), close_mark(), put_new()):
  *
  * 1. The mark opens (0), and the first turn sends readers to the copy
  *    of the old line with seq odd.  Such a read goes through
- *    __tsc_held(): it returns the highest value any such read returned,
- *    raising it with a compare-and-swap if its own is higher.
- * 2. The writer closes the mark: at the old line's reading now plus a
- *    margin, or the mark if that is higher, c.  From then on a read of
- *    the old line returns c: readers stand still until the new line.
- *    Every value handed out so far is at most c: reads before the turn
- *    read the old line before the writer looked (the margin is for a
- *    CPU whose TSC is ahead), reads after it went through the mark.
- * 3. The new line is made to be at least c from the writer's now on,
- *    and the second turn sends readers to it.
+ *    __tsc_held(): it returns its own value v, having raised the mark
+ *    to v first if v is higher (a compare-and-swap).
+ * 2. The writer closes the mark at c: the old line's reading now plus
+ *    SWITCH_MARGIN_NS, or the mark if higher.  Every value handed out so
+ *    far is at most c: reads before the turn read the old line before
+ *    the writer looked (the margin is for a CPU whose TSC is ahead),
+ *    reads after it raised the mark.  From then on a read of the old
+ *    line is held: v while v <= c, then c, and once v passes c + HOLD_NS
+ *    (the writer stalled that long) v - HOLD_NS, so that time stands
+ *    still for at most HOLD_NS and then runs again, HOLD_NS behind.
+ * 3. The new line is made to be, at every tick from the writer's now on,
+ *    at or above the old line held at c, and the second turn sends
+ *    readers to it.  Held and new line are compared tick by tick, so a
+ *    reader goes from one to the other on its own CPU's TSC, whatever
+ *    the skew between CPUs.
  *
- * The margin, and where the new line starts:
- *  - A switch (another source, or new factors): the new line continues
- *    from the old one's reading plus a forward margin: the time spent
- *    reading the new source (measured by reading the old one again
- *    around it) and SWITCH_MARGIN_NS for the skew between CPUs and the
- *    early execution of an unordered RDTSC.
- *  - A refinement (the same TSC, factors within 10 ppm): 1 ns; the new
- *    line starts where the old one is now, plus 1 ns.
+ * Where the new line meets the old one:
+ *  - A switch (another source, or new factors): it continues from the
+ *    old one's reading plus a forward margin, the time spent reading the
+ *    new source (measured by reading the old one again around it) and
+ *    SWITCH_MARGIN_NS.  The old line reaches c within a few us, so the
+ *    margin covers rates up to 10% apart until then.
+ *  - A refinement (the same TSC, factors within 10 ppm): a slew.  A
+ *    slower line meets the old one, plus 1 ns, at P, the tick where the
+ *    old one reaches c, and lies above it before P; a faster one meets it
+ *    at the writer's now and lies above it after: it steps by 1 ns plus
+ *    10 ppm of the time to P.
  *  - The takeover from the fallback clock when a calibration reaches its
- *    1 ppm bound (or perf answers after the open): 1 ns; the TSC line
- *    starts at the clock's reading at the start of its bracket.  The
- *    kernel keeps time with the TSC (the decision says so), so the
- *    fallback clock on any CPU is the kernel's line of that CPU's TSC,
- *    whatever the skew between CPUs.
- * A reader sees time stand still from step 2 to step 3 (for as long as
- * the writer takes, or stalls), and never go back.
+ *    1 ppm bound (or perf answers after the open): the TSC line through
+ *    the clock's reading at the start of its bracket, plus what the two
+ *    may drift apart until the clock reaches c.  The kernel keeps time
+ *    with the TSC (the decision says so), so the fallback clock on any
+ *    CPU is the kernel's line of that CPU's TSC, whatever the skew.
+ * Past c, the new line stays at or above the held v - HOLD_NS as long as
+ * the writer's stall times the change of rate is below HOLD_NS: 100 s
+ * for a refinement, 2 s for lines 500 ppm apart.  A longer stall can
+ * still take time back, by the excess.
  *
  * The old source is read again whenever RDTSC still executes, also under
  * tsc_user=1, where it traps and the kernel emulates it.  Only when it
@@ -47,7 +57,8 @@
  *
  * Programs built with a tsc.h before 0.6 do not call __tsc_held(): their
  * reads keep the old line until the second turn, and after a stall there
- * may step back by the stall times the change of rate.
+ * may step back by the stall times the change of rate, also below what a
+ * thread of a 0.6 program read.
  */
 #include <errno.h>
 #include <limits.h>
@@ -58,6 +69,7 @@
 #define SWITCH_MARGIN_NS 1000
 #define ESTIMATE_PPM 1000
 #define MARK_CLOSED (1ull << 63)
+#define HOLD_NS 1000000		/* a read stands still at most this long */
 
 uint64_t tsc__clock_ns(clockid_t clk)
 {
@@ -77,16 +89,23 @@ uint64_t tsc__mono_raw(void)
 	return tsc__clock_ns(CLOCK_MONOTONIC_RAW);
 }
 
+/* The writer's ordered TSC read; a test may put it ahead of the readers'
+ * (t->skew: their CPUs' TSCs are behind the writer's). */
+static uint64_t wtsc(const struct tsc *t)
+{
+	return tsc__rdtsc_lfence() + t->skew;
+}
+
 static uint64_t conv(const struct tsc_fast_state *f, uint64_t ticks)
 {
 	return (uint64_t)(((unsigned __int128)ticks * f->mult) >> f->shift);
 }
 
 /* The library's reading under state f, without the latch. */
-static uint64_t read_state(const struct tsc_fast_state *f)
+static uint64_t read_state(const struct tsc *t, const struct tsc_fast_state *f)
 {
 	if (f->mode == TSC_MODE_TSC)
-		return conv(f, tsc__rdtsc_lfence()) + f->offset;
+		return conv(f, wtsc(t)) + f->offset;
 	return tsc__clock_ns(f->clock) + f->clock_offset;
 }
 
@@ -113,23 +132,21 @@ static uint64_t estimate(const struct tsc *t)
  * may no longer run: its scale's estimate. */
 static uint64_t old_now(struct tsc *t, const struct tsc_fast_state *old, bool old_runs)
 {
-	return old_runs ? read_state(old) : estimate(t);
+	return old_runs ? read_state(t, old) : estimate(t);
 }
 
 /* Offset making state nf continue from old's reading now, ahead by the
- * margin (see the top of the file), and from no lower than c. */
+ * margin (see the top of the file). */
 static void continue_from(struct tsc *t, const struct tsc_fast_state *old,
-			  struct tsc_fast_state *nf, bool old_runs, uint64_t c)
+			  struct tsc_fast_state *nf, bool old_runs)
 {
 	uint64_t at, again, new_now;
 
 	at = old_now(t, old, old_runs);
-	new_now = nf->mode == TSC_MODE_TSC ? conv(nf, tsc__rdtsc_lfence()) :
+	new_now = nf->mode == TSC_MODE_TSC ? conv(nf, wtsc(t)) :
 					     tsc__clock_ns(nf->clock);
 	again = old_now(t, old, old_runs);
 	at += (again > at ? again - at : 0) + SWITCH_MARGIN_NS;
-	if (at < c)
-		at = c;
 	if (nf->mode == TSC_MODE_TSC)
 		nf->offset = at - new_now;
 	else
@@ -200,19 +217,18 @@ static void open_mark(struct tsc *t)
 		t->stall(t);
 }
 
-/* Step 2: the mark closes at c, the old line's reading now plus margin
- * or the mark if higher; readers of the old line stand still there. */
-static uint64_t close_mark(struct tsc *t, const struct tsc_fast_state *old, bool old_runs,
-			   uint64_t margin)
+/* Step 2: the mark closes at c, the old line's reading now plus the
+ * margin, or the mark if higher.  The line is read once: the writer
+ * tries again only as often as readers raise the mark meanwhile. */
+static uint64_t close_mark(struct tsc *t, const struct tsc_fast_state *old, bool old_runs)
 {
 	uint64_t h = __atomic_load_n(&t->mark.v, __ATOMIC_ACQUIRE), c;
+	uint64_t c0 = old_now(t, old, old_runs) + SWITCH_MARGIN_NS;
 
-	do {
-		c = old_now(t, old, old_runs) + margin;
-		if (c < h)
-			c = h;
-	} while (!__atomic_compare_exchange_n(&t->mark.v, &h, c | MARK_CLOSED, false,
-					      __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE));
+	do
+		c = h > c0 ? h : c0;
+	while (!__atomic_compare_exchange_n(&t->mark.v, &h, c | MARK_CLOSED, false,
+					    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE));
 	return c;
 }
 
@@ -227,16 +243,20 @@ static void put_new(struct tsc *t, const struct tsc_fast_state *nf)
 TSC_API uint64_t __tsc_held(const struct tsc *ct, uint32_t seq, uint64_t ns)
 {
 	struct tsc *t = (struct tsc *)ct;
-	uint64_t h = __atomic_load_n(&t->mark.v, __ATOMIC_ACQUIRE);
+	uint64_t h = __atomic_load_n(&t->mark.v, __ATOMIC_ACQUIRE), c;
 
 	for (;;) {
 		/* A read of a copy the writer has left since: read again. */
 		if (__atomic_load_n(&t->fast.seq, __ATOMIC_RELAXED) != seq)
 			return ns;
-		if (h & MARK_CLOSED)
-			return h & ~MARK_CLOSED;
+		if (h & MARK_CLOSED) {		/* held: see the top of the file */
+			c = h & ~MARK_CLOSED;
+			if (ns <= c)
+				return ns;
+			return ns - c > HOLD_NS ? ns - HOLD_NS : c;
+		}
 		if (ns <= h)
-			return h;
+			return ns;
 		if (__atomic_compare_exchange_n(&t->mark.v, &h, ns, true, __ATOMIC_ACQ_REL,
 						__ATOMIC_ACQUIRE))
 			return ns;
@@ -245,42 +265,66 @@ TSC_API uint64_t __tsc_held(const struct tsc *ct, uint32_t seq, uint64_t ns)
 
 /* The fallback clock's reading c + offset lies between two ordered TSC
  * reads t0 and t1 of the writer's CPU: the narrowest of 8. */
-static void clock_bracket(const struct tsc_fast_state *old, struct bracket *b)
+static void clock_bracket(const struct tsc *t, const struct tsc_fast_state *old,
+			  struct bracket *b)
 {
 	struct bracket s;
 	int i;
 
 	*b = (struct bracket){ .t0 = 1 };
 	for (i = 0; i < 8; i++) {
-		s.t0 = tsc__rdtsc_lfence();
+		s.t0 = wtsc(t);
 		s.ns = tsc__clock_ns(old->clock) + old->clock_offset;
-		s.t1 = tsc__rdtsc_lfence();
+		s.t1 = wtsc(t);
 		if (s.t1 >= s.t0 && (b->t1 < b->t0 || s.t1 - s.t0 < b->t1 - b->t0))
 			*b = s;
 	}
 }
 
-/* The calibrated TSC takes over from the fallback clock: the TSC line
- * through the clock's reading at the start of its bracket, t0, plus
- * 1 ns, and no lower than c.  The clock was read at some tick x in [t0,
- * t1], so the new line is above it there by the time from t0 to x: a
- * few tens of ns where clock_gettime() is a vDSO call.  What the step
- * was, measured after the turn, becomes last_step_ns. */
-static void take_over(const struct tsc_fast_state *old, struct tsc_fast_state *nf, uint64_t c)
+/* How far apart the fallback clock and the calibrated TSC may run, in
+ * ppb: CLOCK_MONOTONIC_RAW is what the calibration measured against, to
+ * its bound (plus 1 ppm); CLOCK_MONOTONIC adds NTP's frequency (from
+ * adjtimex() at the last anchor; 10%, as far as tick can set it, if not
+ * known) and 500 ppm for the offset it slews. */
+static uint64_t takeover_ppb(const struct tsc *t, const struct tsc_fast_state *old,
+			     uint64_t err_ppb)
 {
+	int64_t f = t->wfreq < 0 ? -t->wfreq : t->wfreq;
+
+	if (old->clock == CLOCK_MONOTONIC_RAW)
+		return err_ppb + 1000;
+	return err_ppb + 1000 + 500000 +
+	       (t->wfreq_ok ? (uint64_t)((__int128)f * 1000000000 >> 32) : 100000000);
+}
+
+
+/* The calibrated TSC takes over from the fallback clock: no switch
+ * margin, but the TSC line through the clock's reading at the start of
+ * its bracket, t0, plus what the two may drift apart until the clock
+ * reaches c, where readers of the old copy are held (rate bound times
+ * that, plus 1 ns).  The clock was read at some tick x in [t0, t1], so
+ * from t0 until the clock reaches c the new line is at or above it, and
+ * above by at most the time from t0 to x plus that drift: a few tens of
+ * ns where clock_gettime() is a vDSO call.  What it was, measured after
+ * the turn, becomes last_step_ns. */
+static void take_over(struct tsc *t, const struct tsc_fast_state *old,
+		      struct tsc_fast_state *nf, uint64_t err_ppb, uint64_t c)
+{
+	uint64_t ppb = takeover_ppb(t, old, err_ppb), m;
 	struct bracket b;
 
-	clock_bracket(old, &b);
+	clock_bracket(t, old, &b);
 	if (b.t1 < b.t0) {		/* never in order: as read at t0 */
-		b.t0 = b.t1 = tsc__rdtsc_lfence();
+		b.t0 = b.t1 = wtsc(t);
 		b.ns = tsc__clock_ns(old->clock) + old->clock_offset;
 	}
-	nf->offset = (b.ns + 1 > c ? b.ns + 1 : c) - conv(nf, b.t0);
+	m = (uint64_t)((unsigned __int128)(c > b.ns ? c - b.ns : 0) * ppb / 1000000000) + 1;
+	nf->offset = b.ns + m - conv(nf, b.t0);
 }
 
 /* The new line minus the old at the same tick: the old read around a
  * TSC read, the narrowest of 8 (within half its width). */
-static int64_t step_at_switch(const struct tsc_fast_state *old,
+static int64_t step_at_switch(const struct tsc *t, const struct tsc_fast_state *old,
 			      const struct tsc_fast_state *nf)
 {
 	uint64_t o0, o1, x, w = UINT64_MAX;
@@ -288,9 +332,9 @@ static int64_t step_at_switch(const struct tsc_fast_state *old,
 	int i;
 
 	for (i = 0; i < 8; i++) {
-		o0 = read_state(old);
-		x = tsc__rdtsc_lfence();
-		o1 = read_state(old);
+		o0 = read_state(t, old);
+		x = wtsc(t);
+		o1 = read_state(t, old);
 		if (o1 >= o0 && o1 - o0 < w) {
 			w = o1 - o0;
 			step = (int64_t)(conv(nf, x) + nf->offset - (o0 + w / 2));
@@ -330,15 +374,21 @@ static bool refinement(const struct tsc *t, const struct tsc_fast_state *f,
 	       dm <= f->mult / 100000 && tsc__rdtsc_allowed(t, &t->df);
 }
 
-/* A refinement: the new line starts where the old one is now, plus
- * 1 ns, and no lower than c.  Within 10 ppm, the two lines part by
- * 10 ns a ms at most: at the next change, the new line starts again
- * where this one is. */
-static void refine(const struct tsc_fast_state *old, struct tsc_fast_state *nf, uint64_t c)
+/* A refinement as a slew (see the top of the file): a slower line
+ * meets the old one, plus 1 ns, at P, the tick where the old one
+ * reaches c, and lies above it before P; a faster one meets it at the
+ * writer's now, and lies above it after.  Either way it is, tick by
+ * tick from the writer's now on, at or above the old line held at c,
+ * and above it by no more than 1 ns plus 10 ppm of the time to P. */
+static void refine(struct tsc *t, const struct tsc_fast_state *old, struct tsc_fast_state *nf,
+		   uint64_t c)
 {
-	uint64_t now = tsc__rdtsc_lfence(), at = conv(old, now) + old->offset + 1;
+	uint64_t now = wtsc(t), at = conv(old, now) + old->offset, p = now;
 
-	nf->offset = (at > c ? at : c) - conv(nf, now);
+	if (nf->mult < old->mult && c > at)	/* ticks to c, rounded up */
+		p += (uint64_t)((((unsigned __int128)(c - at) << old->shift) + old->mult - 1) /
+				old->mult);
+	nf->offset = conv(old, p) + old->offset - conv(nf, p) + 1;
 }
 
 static void fill_info(struct tsc *t, const struct decision *d)
@@ -411,14 +461,13 @@ int tsc__publish(struct tsc *t, const struct decision *d)
 		refined = refinement(t, f, &nf);
 		old_runs = old.mode != TSC_MODE_TSC || tsc__rdtsc_allowed(t, &t->df);
 		open_mark(t);
-		c = close_mark(t, &old, old_runs,
-			       refined || takeover ? 1 : SWITCH_MARGIN_NS);
+		c = close_mark(t, &old, old_runs);
 		if (refined)
-			refine(&old, &nf, c);
+			refine(t, &old, &nf, c);
 		else if (takeover)
-			take_over(&old, &nf, c);
+			take_over(t, &old, &nf, d->f.err_ppb, c);
 		else
-			continue_from(t, &old, &nf, old_runs, c);
+			continue_from(t, &old, &nf, old_runs);
 		put_new(t, &nf);
 	}
 	if (refined) {
@@ -435,7 +484,7 @@ int tsc__publish(struct tsc *t, const struct decision *d)
 		step = t->scale_offset - step;
 		/* The fallback clock still runs: measure against it. */
 		if (takeover)
-			step = step_at_switch(&old, &nf);
+			step = step_at_switch(t, &old, &nf);
 		t->info.switches++;
 		t->info.last_step_ns = step;
 	}

@@ -1,17 +1,21 @@
 // SPDX-License-Identifier: MIT OR LGPL-2.1
 /*
  * A writer that stalls at a change of the published line: a test hook
- * (before_turn) sleeps 20 ms before every turn of the fast path's latch,
+ * (t->stall) sleeps 100 ms at each of its three steps (before the first
+ * turn, with the mark open, and with it closed before the second turn),
  * while three threads read.  Two take ordered reads, checked within
  * their thread and against every read another thread returned before
  * theirs began; one takes unordered reads, checked within its thread.
- * The changes: refinements to a slower and to a faster line (8 ppm),
+ * The changes: refinements to a slower and to a faster line (9 ppm),
  * switches between TSC lines 500 ppm apart and to and from
- * CLOCK_MONOTONIC_RAW, and the takeover after a calibration.
- * While the writer stalls, readers of the old line must stand still at
- * the copy's limit (tsc.h), not run on past the new line and then step
- * back: by 20 ms times the change of rate (160 ns for 8 ppm, 10 us for
- * 500 ppm) when the limit was missing.
+ * CLOCK_MONOTONIC_RAW, and the takeover after a calibration; all of them
+ * again with the writer's TSC 900 ns ahead of the readers' and 900 ns
+ * behind (t->skew).  Without the mark, readers ran on along the old line
+ * while the writer stalled and then stepped back, by 712 ns at the 9 ppm
+ * refinement and 98.8 us at the switches.  And time must go on: after
+ * each stall the writer's own thread (like a signal handler that
+ * interrupted it) waits for its tsc_now_ns() to move 2 ms, which it
+ * never did when readers stood still until the second turn.
  */
 #include <pthread.h>
 #include <unistd.h>
@@ -23,15 +27,21 @@
 #define STALL_MS 100
 
 static struct tsc *h;
-static int stop, stalls;
+static int stop, stalls, frozen;
 static uint64_t top;		/* the highest ordered read returned so far */
 static uint64_t back, below, worst, reads;
 
 static void stalled(struct tsc *t)
 {
-	(void)t;
+	uint64_t v0, end;
+
 	stalls++;
 	t_sleep_ms(STALL_MS);
+	v0 = tsc_now_ns(t);
+	end = t_clock(CLOCK_MONOTONIC) + 2000000000ull;
+	while (tsc_now_ns(t) < v0 + 2000000 && t_clock(CLOCK_MONOTONIC) < end)
+		;
+	frozen += tsc_now_ns(t) < v0 + 2000000;
 }
 
 static void *reader(void *ordered)
@@ -74,6 +84,7 @@ static void readers_start(void)
 
 	stop = 0;
 	back = below = worst = reads = 0;
+	frozen = 0;
 	for (k = 0; k < 3; k++)
 		pthread_create(&th[k], NULL, reader, k ? (void *)1 : NULL);
 	t_sleep_ms(30);
@@ -91,6 +102,8 @@ static void readers_stop(const char *what)
 	      "thread's earlier read, by up to %llu ns", what, (unsigned long long)back,
 	      (unsigned long long)below, (unsigned long long)worst);
 	CHECK(reads > 1000, "%s: only %llu reads", what, (unsigned long long)reads);
+	CHECK(!frozen, "%s: %d times the stalled writer's own thread waited 2 s for "
+	      "tsc_now_ns() to move 2 ms", what, frozen);
 	printf("# %s: %llu reads, writer stalled %d times, %llu went back\n", what,
 	       (unsigned long long)reads, stalls, (unsigned long long)(back + below));
 }
@@ -134,8 +147,9 @@ static void set_khz(const char *root, const char *what, uint64_t khz, bool refin
 }
 
 /* The calibration's takeover from the fallback clock, and the
- * refinements that follow it, every turn stalled. */
-static void takeover(void)
+ * refinements that follow it, every step stalled; the writer skew ticks
+ * ahead of the readers. */
+static void takeover(uint64_t skew)
 {
 	struct tsc_info i;
 	int ms;
@@ -145,6 +159,7 @@ static void takeover(void)
 	CHECK(h, "open with force_calibrate: %s", strerror(errno));
 	if (!h)
 		return;
+	h->skew = skew;
 	readers_start();
 	stalls = 0;
 	h->stall = stalled;
@@ -164,21 +179,43 @@ static void takeover(void)
 	tsc_close(h);
 }
 
-int main(void)
+/* 300 changes without a stall, so that the writer closes the mark right
+ * after its turn: refinements 9 ppm apart and switches 500 ppm apart,
+ * back and forth. */
+static void burst(const char *root, uint64_t khz)
 {
-	char root[] = "/tmp/tsc-stall-XXXXXX";
-	uint64_t khz = t_host_khz();
+	static const uint64_t ppm[4] = { 9, 0, 500, 0 };
+	uint64_t k;
+	char b[64];
+	int n;
 
-	if (!mkdtemp(root))
-		SKIP("mkdtemp: %s", strerror(errno));
+	readers_start();
+	for (n = 0; n < 300; n++) {
+		k = khz + khz * ppm[n % 4] / 1000000;
+		snprintf(b, sizeof(b), "%llu\n", (unsigned long long)k);
+		t_write(root, TSC0 "tsc_khz", b);
+		snprintf(b, sizeof(b), "%llu\n", (unsigned long long)((1000000ull << 24) / k));
+		t_write(root, TSC0 "tsc_mult", b);
+		tsc_process_events(h);
+	}
+	stalls = 3;
+	readers_stop("300 changes, no stall");
+}
+
+/* Every change on a sysroot that trusts this TSC at khz, the writer skew
+ * ns ahead of the readers (behind if negative). */
+static void changes(const char *root, uint64_t khz, int64_t skew)
+{
+	printf("# the writer's TSC %+lld ns from the readers'\n", (long long)skew);
 	t_mkroot(root, khz);
 	TSC_OPTS(o, .sysroot = root, .no_watcher = true);
 	h = tsc_open(&o);
 	CHECK(h && tsc_in_use(h), "sysroot with a trusted TSC not used");
 	if (!h || !tsc_in_use(h)) {
-		t_rmroot(root);
-		DONE();
+		tsc_close(h);
+		return;
 	}
+	h->skew = (uint64_t)(skew * (int64_t)khz / 1000000);
 	set_khz(root, "refinement, 9 ppm slower", khz + khz * 9 / 1000000, true);
 	set_khz(root, "refinement, 9 ppm faster", khz, true);
 	set_khz(root, "switch to a line 500 ppm faster", khz - khz / 2000, false);
@@ -186,8 +223,23 @@ int main(void)
 	       false, false);
 	change(root, "switch back to it", TSC0 "tsc_stable", "1\n", true, false);
 	set_khz(root, "switch from it to a line 500 ppm slower", khz, false);
+	if (skew)
+		burst(root, khz);
 	tsc_close(h);
+}
+
+int main(void)
+{
+	char root[] = "/tmp/tsc-stall-XXXXXX";
+	uint64_t khz = t_host_khz();
+
+	if (!mkdtemp(root))
+		SKIP("mkdtemp: %s", strerror(errno));
+	changes(root, khz, 0);
+	changes(root, khz, 900);
+	changes(root, khz, -900);
 	t_rmroot(root);
-	takeover();
+	takeover(0);
+	takeover(khz * 900 / 1000000);
 	DONE();
 }
