@@ -12,7 +12,8 @@
  * kernel's did (resume), any but REALTIME and TAI jumps forward when
  * more than 1 ms behind, and stands still when more than 1 ms ahead
  * (the TSC ran through a suspend) until the kernel's clock is there.
- * Nothing else steps, and only REALTIME and TAI go back.  A rate is not
+ * Nothing else steps, and only REALTIME and TAI go back (by the kernel's
+ * steps back, also when the mapping starts anew).  A rate is not
  * measured across a resume (BOOTTIME moved from MONOTONIC).
  *
  * Readers use a seqcount latch (two copies, see tsc.h), so they never
@@ -96,13 +97,15 @@ static void load_seg(struct wall_seg *d, const struct wall_seg *g)
 	d->back = __atomic_load_n(&g->back, __ATOMIC_RELAXED);
 }
 
-/* The highest value of clock i returned so far, v if that is higher. */
+/* The highest value of clock i returned so far, v if that is higher (0:
+ * none yet).  Compared as a difference: REALTIME's and TAI's values plus
+ * their steps back may wrap. */
 static uint64_t never_back(struct tsc *t, int i, uint64_t v)
 {
-	uint64_t *hi = &t->wall_hi.v[i];
+	uint64_t *hi = &t->wall_hi[i].v;
 	uint64_t cur = __atomic_load_n(hi, __ATOMIC_RELAXED);
 
-	while (v > cur)
+	while (!cur || (int64_t)(v - cur) > 0)
 		if (__atomic_compare_exchange_n(hi, &cur, v, true, __ATOMIC_RELAXED,
 						__ATOMIC_RELAXED))
 			return v;
@@ -417,6 +420,15 @@ int tsc__wall_anchor(struct tsc *t, const struct wall_sample *x)
 		t->info.clock_steps++;
 	}
 	T += AHEAD_NS;
+	/* A mapping that starts anew takes REALTIME and TAI to the kernel's:
+	 * where that is below the old mapping, a step back (the mark holds
+	 * the other clocks). */
+	for (i = W_REAL; first && old.valid && i < W_NR; i += W_TAI - W_REAL) {
+		uint64_t f = map_at(&old.m[i], x->l[i]);
+
+		if (f > x->c[i])
+			n.m[i].cur.back += f - x->c[i];
+	}
 	rates(t, x, first, !first && resumed(t, x));
 	for (i = 0; i < W_NR; i++) {
 		int step = i >= W_REAL ? stepped(t, x, i, first) : 0;
