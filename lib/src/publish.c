@@ -41,12 +41,15 @@
  *    1 ppm bound (or perf answers after the open): the TSC line through
  *    the clock's reading at the start of its bracket, plus what the two
  *    may drift apart until the clock reaches c.  The kernel keeps time
- *    with the TSC (the decision says so), so the fallback clock on any
- *    CPU is the kernel's line of that CPU's TSC, whatever the skew.
+ *    with the TSC (the decision says so), so the fallback clock is the
+ *    kernel's line of the TSC; but the vDSO gives a CPU whose TSC is
+ *    behind the last tick's CPU the tick's time, so there a reader may
+ *    go back by that skew (documented; a 1 us margin would be a step).
  * Past c, the new line stays at or above the held v - HOLD_NS as long as
  * the writer's stall times the change of rate is below HOLD_NS: 100 s
- * for a refinement, 2 s for lines 500 ppm apart.  A longer stall can
- * still take time back, by the excess.
+ * for a refinement, 2 s for lines 500 ppm apart, 12 ms against a
+ * CLOCK_MONOTONIC that NTP slews at 8%.  A longer stall can still take
+ * time back, by the excess.
  *
  * The old source is read again whenever RDTSC still executes, also under
  * tsc_user=1, where it traps and the kernel emulates it.  Only when it
