@@ -37,8 +37,8 @@ static void stalled(struct tsc *t)
 	uint64_t m0, v0, m1, v1;
 
 	stalls++;
-	m0 = t_clock(CLOCK_MONOTONIC);
-	v0 = tsc_now_ns(t);
+	v0 = tsc_now_ns(t);	/* the stall measured within [v0, v1]: */
+	m0 = t_clock(CLOCK_MONOTONIC);	/* preempted in between, no false alarm */
 	t_sleep_ms(STALL_MS);
 	m1 = t_clock(CLOCK_MONOTONIC);
 	v1 = tsc_now_ns(t);
