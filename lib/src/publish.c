@@ -473,13 +473,11 @@ int tsc__publish(struct tsc *t, const struct decision *d)
 			continue_from(t, &old, &nf, old_runs);
 		put_new(t, &nf);
 	}
+	fill_info(t, d);
 	if (refined) {
-		fill_info(t, d);
 		t->info.refinements++;
 		return 1;
 	}
-
-	fill_info(t, d);
 	t->published = true;
 	if (!first) {
 		step = t->scale_offset;
