@@ -103,6 +103,11 @@ bool tsc__calibrating(const struct tsc *t)
 	return t->sf.calib.done && !t->sf.calib.ok;
 }
 
+static bool forced_calibrating(const struct tsc *t)
+{
+	return t->opts.force_calibrate && tsc__calibrating(t);
+}
+
 /* The kernel's factors from __vdso_tsc_to_ns(), if plausible. */
 static bool vdso_factors(const struct dyn_facts *df, struct factors *f)
 {
@@ -487,10 +492,18 @@ void tsc__decide(struct tsc *t, struct decision *d)
 	} else if (!d->f.src && need) {
 		BLOCK("conversion_factors",
 		      "no conversion factors: no kernel factors, no frequency, no calibration");
-	} else if (!d->f.src) {
+	} else if (!d->f.src && !forced_calibrating(t)) {
 		NOTE("conversion_factors",
 		     "no conversion factors: none known, and none needed while the TSC is not used");
 	}
+	/* A forced calibration goes on whether or not its factors are used
+	 * (another source's may be, or none while the TSC is not): without
+	 * a watcher, the caller calls tsc_process_events() while this says
+	 * so, as while the TSC waits for factors. */
+	if (forced_calibrating(t) && !d->calib_wait)
+		NOTE("calibrating",
+		     "calibrating: as asked (force_calibrate), until the error bound is at most 1 ppm%s",
+		     d->f.src ? "; other factors are used meanwhile" : "");
 	if (t->sf.rdtscp_shown)
 		NOTE("ordered_read", "ordered reads: RDTSCP");
 	else
