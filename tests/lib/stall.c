@@ -144,19 +144,30 @@ static void set_khz(const char *root, const char *what, uint64_t khz, bool refin
 
 	snprintf(b, sizeof(b), "%llu\n", (unsigned long long)khz);
 	t_write(root, TSC0 "tsc_khz", b);
-	snprintf(b, sizeof(b), "%llu\n", (unsigned long long)((1000000ull << 24) / khz));
+	snprintf(b, sizeof(b), "%llu\n", (unsigned long long)t_mult24(khz));
 	change(root, what, TSC0 "tsc_mult", b, true, refinement);
 }
 
 /* The calibration's takeover from the fallback clock, and the
  * refinements that follow it, every step stalled; the writer skew ticks
- * ahead of the readers. */
-static void takeover(uint64_t skew)
+ * ahead of the readers.  On a sysroot whose kernel trusts the TSC and
+ * gives no factors, so that only the calibration can give them, on
+ * either kind of machine (the live kernel may not trust the TSC, or may
+ * give factors at once). */
+static void takeover(const char *root, uint64_t khz, uint64_t skew)
 {
 	struct tsc_info i;
+	char p[200];
 	int ms;
 
-	TSC_OPTS(o, .no_watcher = true, .force_calibrate = true);
+	t_mkroot(root, khz);
+	snprintf(p, sizeof(p), "%s/%s", root, TSC0 "tsc_khz");
+	unlink(p);
+	snprintf(p, sizeof(p), "%s/%s", root, TSC0 "tsc_mult");
+	unlink(p);
+	snprintf(p, sizeof(p), "%s/%s", root, TSC0 "tsc_shift");
+	unlink(p);
+	TSC_OPTS(o, .sysroot = root, .no_watcher = true, .force_calibrate = true);
 	h = tsc_open(&o);
 	CHECK(h, "open with force_calibrate: %s", strerror(errno));
 	if (!h)
@@ -196,7 +207,7 @@ static void burst(const char *root, uint64_t khz)
 		k = khz + khz * ppm[n % 4] / 1000000;
 		snprintf(b, sizeof(b), "%llu\n", (unsigned long long)k);
 		t_write(root, TSC0 "tsc_khz", b);
-		snprintf(b, sizeof(b), "%llu\n", (unsigned long long)((1000000ull << 24) / k));
+		snprintf(b, sizeof(b), "%llu\n", (unsigned long long)t_mult24(k));
 		t_write(root, TSC0 "tsc_mult", b);
 		/* and every fifth time to CLOCK_MONOTONIC_RAW and back */
 		if (n % 5 == 4) {
@@ -245,8 +256,8 @@ int main(void)
 	changes(root, khz, 0);
 	changes(root, khz, 900);
 	changes(root, khz, -900);
+	takeover(root, khz, 0);
+	takeover(root, khz, khz * 900 / 1000000);
 	t_rmroot(root);
-	takeover(0);
-	takeover(khz * 900 / 1000000);
 	DONE();
 }

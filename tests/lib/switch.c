@@ -122,7 +122,7 @@ int main(void)
 	step("tsc_stable=1", TSC0 "tsc_stable", "1\n", true);
 	step("clocksource hpet", CS, "hpet\n", false);
 	step("clocksource tsc", CS, "tsc\n", true);
-	mult = (1000000ull << 24) / khz;
+	mult = t_mult24(khz);
 	snprintf(b, sizeof(b), "%llu\n", (unsigned long long)(mult + mult / 5000));
 	step("tsc_mult +200 ppm", TSC0 "tsc_mult", b, true);
 	step("tsc not available", AVAIL, "hpet acpi_pm\n", false);

@@ -340,6 +340,18 @@ static inline void t_rmroot(const char *root)
 		printf("# cannot remove %s\n", root);
 }
 
+/* tsc_mult for a made-up kernel at khz, with tsc_shift 24.  khz is a
+ * measured figure: 0 ends the test with words, not with SIGFPE. */
+static inline uint64_t t_mult24(uint64_t khz)
+{
+	if (!khz) {
+		printf("# FAIL: no TSC rate to make factors from (0 kHz): "
+		       "the measurement or calibration it came from gave none\n");
+		exit(1);
+	}
+	return (1000000ull << 24) / khz;
+}
+
 /* The kernel's factors in a sysroot for khz: tsc_khz, tsc_mult and
  * tsc_shift (24) agree. */
 static inline void t_set_khz(const char *root, uint64_t khz)
@@ -349,7 +361,7 @@ static inline void t_set_khz(const char *root, uint64_t khz)
 	snprintf(b, sizeof(b), "%llu\n", (unsigned long long)khz);
 	t_write(root, "sys/devices/system/tsc/tsc0/tsc_khz", b);
 	t_write(root, "sys/devices/system/tsc/tsc0/tsc_shift", "24\n");
-	snprintf(b, sizeof(b), "%llu\n", (unsigned long long)((1000000ull << 24) / khz));
+	snprintf(b, sizeof(b), "%llu\n", (unsigned long long)t_mult24(khz));
 	t_write(root, "sys/devices/system/tsc/tsc0/tsc_mult", b);
 }
 

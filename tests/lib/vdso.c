@@ -65,6 +65,12 @@ static void fake(const char *file)
 	tsc_get_info(live_t, &i, sizeof(i));
 	f = i.mult;
 	tsc_close(live_t);
+	CHECK(i.src == TSC_SRC_CALIBRATION && f && i.khz,
+	      "the forced calibration gave no factor (source %s, factor %llu, %llu kHz, bound %llu ppb)",
+	      tsc_src_name(i.src), (unsigned long long)f, (unsigned long long)i.khz,
+	      (unsigned long long)i.err_ppb);
+	if (!f || !i.khz)
+		return;
 	st = fake_vdso(file);
 	CHECK(st, "cannot load the stand-in vDSO %s", file);
 	if (!st)
