@@ -12,7 +12,9 @@
  * anchors: no calibration burst after the takeover.  The same with
  * CLOCK_MONOTONIC as the fallback clock.  A handle without a
  * watcher does not calibrate in tsc_open(): tsc_process_events() does,
- * and takes the TSC the same way.  Times are figures, not checks.
+ * and takes the TSC the same way.  A forced calibration goes on to its
+ * bound where the kernel does not trust the TSC too, either way.  Times
+ * are figures, not checks.
  */
 #include <pthread.h>
 
@@ -234,6 +236,41 @@ static void perf_after_open(void)
 	tsc_close(t);
 }
 
+/* Forced on a kernel that does not trust the TSC: the TSC is not used,
+ * yet the calibration goes on to its bound, saying so while it does
+ * ("calibrating:"), with a watcher or through tsc_process_events(). */
+static void forced_unused(const char *root, bool watcher)
+{
+	const char *how = watcher ? "watcher" : "tsc_process_events()";
+	struct tsc_info i;
+	struct tsc *t;
+	int ms;
+
+	t_write(root, "sys/devices/system/tsc/tsc0/tsc_stable", "0\n");
+	TSC_OPTS(o, .sysroot = root, .no_watcher = !watcher, .force_calibrate = true);
+	t = tsc_open(&o);
+	CHECK(t, "forced, TSC not trusted (%s): open: %s", how, strerror(errno));
+	if (!t)
+		return;
+	if (!t_reason(t, "calibrating: ")) {
+		FAIL("forced, TSC not trusted (%s): no reason says calibrating", how);
+		t_print_reasons(t);
+	}
+	for (ms = 0; ms < 3000 && t_reason(t, "calibrating: "); ms += 10) {
+		if (!watcher)
+			tsc_process_events(t);
+		t_sleep_ms(10);
+	}
+	tsc_get_info(t, &i, sizeof(i));
+	CHECK(!i.usable && !tsc_in_use(t), "forced, TSC not trusted (%s): the TSC is used", how);
+	CHECK(i.src == TSC_SRC_CALIBRATION && i.khz && i.err_ppb && i.err_ppb <= 1000,
+	      "forced, TSC not trusted (%s): source %s, %llu kHz, bound %llu ppb after %d ms", how,
+	      tsc_src_name(i.src), (unsigned long long)i.khz, (unsigned long long)i.err_ppb, ms);
+	printf("# figure: forced calibration, TSC not used (%s): %llu kHz, %.3f ppm, within %d ms\n",
+	       how, (unsigned long long)i.khz, i.err_ppb / 1000.0, ms);
+	tsc_close(t);
+}
+
 int main(void)
 {
 	char root[] = "/tmp/tsc-calib-XXXXXX", cmd[128];
@@ -251,6 +288,12 @@ int main(void)
 	with_watcher(root, khz, false, 3500);
 	with_watcher(root, khz, true, 1500);
 	without_watcher(root);
+	t_rmroot(root);
+	/* A kernel with the series that no longer trusts the TSC. */
+	CHECK(!mkdir(root, 0700), "mkdir %s: %s", root, strerror(errno));
+	t_mkroot(root, khz);
+	forced_unused(root, true);
+	forced_unused(root, false);
 	t_rmroot(root);
 	DONE();
 }
