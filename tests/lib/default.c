@@ -92,7 +92,7 @@ static int fork_while_making(int us)
 {
 	pthread_t th;
 	pid_t pid;
-	int st;
+	int st, n;
 
 	pthread_create(&th, NULL, maker, NULL);
 	while (!__atomic_load_n(&started, __ATOMIC_ACQUIRE))
@@ -105,7 +105,16 @@ static int fork_while_making(int us)
 
 		alarm(5);	/* a lock inherited held: SIGALRM */
 		t = tsc_default();
-		_exit(!t ? 2 : t_await_watchers(1, NULL) != 1 ? 3 : 0);
+		if (!t)
+			_exit(2);
+		n = t_await_watchers(1, NULL);
+		if (n != 1) {
+			printf("# child of a fork %d us into the first tsc_default(): %d watchers\n",
+			       us, n);
+			t_print_reasons(t);
+		}
+		fflush(stdout);
+		_exit(n != 1 ? 3 : 0);
 	}
 	st = t_wait(pid);
 	pthread_join(th, NULL);
