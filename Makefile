@@ -57,8 +57,9 @@ soak: tree		## everything at once on the kcsan kernel: make soak MINUTES=n
 lib:			## build libtsc (libtsc.a, libtsc.so.0, libtsc.pc) in build/lib
 	$(MAKE) -C lib
 
-tools: lib		## build tscinfo and tscinfo-static in build/tools
+tools: lib		## build tscinfo, tscbench (and their -static builds) in build/tools
 	$(MAKE) -C tools/tscinfo
+	$(MAKE) -C tools/tscbench
 
 install: tools		## install libtsc, tscinfo and tscbench: make install PREFIX=/usr DESTDIR=/tmp/r
 	$(MAKE) -C lib install
@@ -77,8 +78,7 @@ pkg-check:		## make deb, then lintian and tests of the packages' contents (TAP)
 metrics-check:		## tscinfo's metrics through a real node_exporter; the systemd units (TAP)
 	tests/metrics/check
 
-bench: lib		## tscbench here (10 s) and in the QEMU guest (default, hpet): build/bench/
-	$(MAKE) -s -C tools/tscbench
+bench: tools		## tscbench here (10 s) and in the QEMU guest (default, hpet): build/bench/
 	mkdir -p build/bench
 	tests/sysroots/make-variants build/bench/variants
 	build/tools/tscbench --json=build/bench/host.json --plot build/bench/host.png \
