@@ -24,8 +24,9 @@
 #define SYSLOG_ACTION_SIZE_BUFFER 10
 #define P_KERNEL_LOG "/tsckit/kernel-log"
 
-/* Copy one line of at most len bytes, without the "<6>" level, with the
- * "[   12.345678] " stamp's blanks squeezed: "[12.345678] tsc: ...". */
+/* Copy one line of at most len bytes, without the "<6>" level, with runs
+ * of blanks squeezed (the stamp's, the watchdog's indent):
+ * "[12.345678] tsc: ...". */
 static void keep(char *out, const char *p, size_t len)
 {
 	size_t o = 0;
@@ -39,7 +40,7 @@ static void keep(char *out, const char *p, size_t len)
 		}
 	}
 	for (; len && o + 1 < KLOG_LEN; p++, len--) {
-		if (o && out[o - 1] == '[' && *p == ' ')
+		if (o && (out[o - 1] == '[' || out[o - 1] == ' ') && *p == ' ')
 			continue;
 		out[o++] = (unsigned char)*p < ' ' ? ' ' : *p;
 	}
@@ -80,10 +81,10 @@ static uint64_t mhz_after(const char *s, const char *prefix)
 }
 
 /* A watchdog report goes on in lines that start "clocksource:" and
- * many blanks. */
-static bool continues(const char *m)
+ * many blanks (before keep() squeezes them). */
+static bool continues(const char *raw, size_t len)
 {
-	return !strncmp(m, "clocksource:", 12) && !strncmp(m + 12, "   ", 3);
+	return memmem(raw, len, "clocksource:     ", 17) != NULL;
 }
 
 static void parse(struct klog *k, const char *buf, size_t len)
@@ -98,6 +99,8 @@ static void parse(struct klog *k, const char *buf, size_t len)
 		const char *m;
 		uint64_t khz;
 		int r = 0;
+
+		bool cont = continues(p, n);
 
 		keep(line, p, n);
 		p += n + 1;
@@ -120,7 +123,7 @@ static void parse(struct klog *k, const char *buf, size_t len)
 		    strstr(m, "Marking clocksource 'tsc' as unstable") ||
 		    strstr(m, "Marking clocksource 'tsc-early' as unstable")) {
 			follow = strstr(m, "Marking clocksource") ? 4 : 0;
-		} else if (follow && continues(m)) {
+		} else if (follow && cont) {
 			follow--;
 		} else {
 			follow = 0;
@@ -194,4 +197,43 @@ int klog_read(const char *sysroot, struct klog *k)
 	parse(k, buf, len);
 	free(buf);
 	return 0;
+}
+
+/* The value of " key=" in a --format=log line, a plain word; "" if none. */
+static void log_value(const char *line, const char *key, char *out, size_t cap)
+{
+	const char *p = strstr(line, key);
+	size_t n = 0;
+
+	if (p)
+		for (p += strlen(key); *p && *p != ' ' && *p != '\n' && *p != '"' && n + 1 < cap; p++)
+			out[n++] = *p;
+	out[n] = 0;
+}
+
+int captured_read(const char *sysroot, struct captured *c)
+{
+	char path[4096 + 32], *buf, v[24];
+	size_t len;
+	int err;
+
+	memset(c, 0, sizeof(*c));
+	if (!sysroot)
+		return -ENOENT;
+	snprintf(path, sizeof(path), "%s/tsckit/live-state", sysroot);
+	err = read_file(path, &buf, &len, 4096);
+	if (err)
+		return err;
+	buf[len < 4096 ? len : 4095] = 0;
+	if (!strncmp(buf, "tscinfo: ", 9)) {
+		log_value(buf, " usable=", v, sizeof(v));
+		c->have = !strcmp(v, "0") || !strcmp(v, "1");
+		c->usable = !strcmp(v, "1");
+		log_value(buf, " conversion=", c->conversion, sizeof(c->conversion));
+		log_value(buf, " khz_source=", c->khz_src, sizeof(c->khz_src));
+		log_value(buf, " khz=", v, sizeof(v));
+		c->khz = strtoull(v, NULL, 10);
+	}
+	free(buf);
+	return c->have ? 0 : -EINVAL;
 }

@@ -145,7 +145,7 @@ static bool cannot_tell(const struct report *r)
 {
 	int n, block = 0;
 
-	if (!r->cfg->sysroot || r->info.usable || r->cfg->calibrate)
+	if (!r->cfg->sysroot || r->info.usable || r->cfg->calibrate || r->captured.have)
 		return false;
 	for (n = 0; n < r->nreasons; n++) {
 		if (r->reasons[n].kind != TSC_REASON_BLOCK)
@@ -166,6 +166,13 @@ static int collect(struct tsc *t, struct report *r)
 		r->nreasons = 64;
 	r->have_traps = !read_user_traps(r->cfg->sysroot, &r->user_traps);
 	freq_best(&r->info, &r->ff, &r->freq);
+	captured_read(r->cfg->sysroot, &r->captured);
+	if (!r->freq.khz && r->captured.khz >= 1000) {
+		r->freq.khz = r->captured.khz;
+		r->freq.src = "live-state";
+		snprintf(r->freq.how, sizeof(r->freq.how), "the live machine's at capture, from %s",
+			 *r->captured.khz_src ? r->captured.khz_src : "an unnamed source");
+	}
 	r->dump_cannot_tell = cannot_tell(r);
 	return r->nreasons < 0 ? r->nreasons : 0;
 }

@@ -158,6 +158,11 @@ void print_text(FILE *f, const struct report *r)
 	int n;
 
 	fprintf(f, "RDTSC usable:         %s\n", usable_text(r));
+	if (r->captured.have && r->captured.usable != i->usable)
+		fprintf(f, "at capture, live:     %s%s%s (tsckit/live-state: a dump does not "
+			"keep perf's factors or a calibration)\n",
+			r->captured.usable ? "yes" : "no",
+			*r->captured.conversion ? ", factors from " : "", r->captured.conversion);
 	why_text(f, r);
 	gettime_text(f, r);
 	fprintf(f, "TSC frequency:        ");
@@ -235,6 +240,15 @@ void print_json(FILE *f, const struct report *r)
 	json_str(f, r->cfg->sysroot);
 	fprintf(f, ",\n  \"tsc_usable\": %s", i->usable ? "true" : "false");
 	fprintf(f, ",\n  \"dump_cannot_tell\": %s", r->dump_cannot_tell ? "true" : "false");
+	fprintf(f, ",\n  \"captured_live\": ");
+	if (r->captured.have) {
+		fprintf(f, "{\"tsc_usable\": %s, \"conversion\": ",
+			r->captured.usable ? "true" : "false");
+		json_str(f, *r->captured.conversion ? r->captured.conversion : NULL);
+		fprintf(f, "}");
+	} else {
+		fprintf(f, "null");
+	}
 	fprintf(f, ",\n  \"clock_gettime\": ");
 	json_str(f, strcmp(kind, "unknown") ? kind : NULL);
 	fprintf(f, ",\n  \"clock_gettime_from\": ");

@@ -30,6 +30,17 @@ struct klog {
 	char line[KLOG_MAX][KLOG_LEN];
 };
 
+/* A dump's tsckit/live-state: the live machine's --format=log line at
+ * capture, which saw what no dump keeps (perf, a calibration). */
+struct captured {
+	bool have;
+	bool usable;
+	char conversion[32];	/* its factors' source, "" if none */
+	uint64_t khz;		/* its frequency, 0 if unknown */
+	char khz_src[32];
+};
+int captured_read(const char *sysroot, struct captured *c);
+
 /* Frequency facts tscinfo reads itself, beside libtsc's (freq.c). */
 struct freq_facts {
 	struct klog klog;
@@ -61,6 +72,7 @@ struct report {
 	/* A dump decides against the TSC only for want of factors that
 	 * the live machine may have had: perf, a calibration (item 9). */
 	bool dump_cannot_tell;
+	struct captured captured;
 };
 
 /* Where the report goes: stdout, or --output's file (outfile.c). */
