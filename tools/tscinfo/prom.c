@@ -138,7 +138,7 @@ void print_prometheus(FILE *f, const struct report *r)
 		      r->freq.khz * 1000);
 		info(f, "tsc_frequency_source_info", "Where the TSC frequency comes from: "
 		     "libtsc's source (tsc_src_name(3)), or kernel-log, cpuid-15h, "
-		     "cpuid-hypervisor, cpuid-16h (tscinfo(1)).", "source", r->freq.src);
+		     "cpuid-hypervisor, cpuid-16h, live-state (tscinfo(1)).", "source", r->freq.src);
 	}
 	if (i->tsc_user_value >= 0)
 		user_policy(f, i->tsc_user_value);
