@@ -5,7 +5,7 @@
 # distribution package must (debian/rules), so that a fix shipped in the
 # library reaches the tools; such a binary finds the library only once
 # it is installed (or with LD_LIBRARY_PATH).
-# make install adds its man page and bash completion ($(TOOL).bash-completion).
+# make install adds its man pages and bash completion ($(TOOL).bash-completion).
 # The including Makefile sets TOOL, SRCS, HDRS, LIBS and may set
 # LIBSRCS (lib/src files compiled in: internals the tool calls, which
 # libtsc.so.0 does not export) and INSTALL_EXTRA (run by make install).
@@ -42,8 +42,16 @@ ALL_SRCS := $(addprefix $(D)/,$(SRCS)) $(addprefix $(C)/,$(COMMON)) \
 DEPS	:= $(ALL_SRCS) $(addprefix $(D)/,$(HDRS)) $(addprefix $(C)/,$(COMMON:.c=.h)) \
 	   $(LIBO)/libtsc.a $(TOP)/lib/include/tsc.h $(TOP)/lib/src/internal.h
 
+# Manual pages, section 1, as installed: .TH's version and date filled
+# in (scripts/gen-man).  MANPAGES: the including Makefile's, else $(TOOL).1.
+MANPAGES ?= $(TOOL).1
+GEN_MANS := $(addprefix $(O)/man/man1/,$(MANPAGES))
+
 .PHONY: all install clean lib FORCE
-all: $(O)/$(TOOL) $(O)/$(TOOL)-static
+all: $(O)/$(TOOL) $(O)/$(TOOL)-static $(GEN_MANS)
+
+$(O)/man/man1/%.1: $(D)/%.1 $(TOP)/lib/VERSION $(TOP)/debian/changelog $(TOP)/scripts/gen-man
+	$(TOP)/scripts/gen-man $(O)/man $<
 
 # Which libtsc $(TOOL) was linked with: rewritten (and so relinked) only
 # when LIBTSC_LINK changes.
@@ -66,12 +74,12 @@ $(O)/$(TOOL)-static: $(DEPS)
 	$(CC) $(CPPFLAGS) $(TOOL_CFLAGS) $(CFLAGS) $(LDFLAGS) -static -o $@ $(ALL_SRCS) \
 		$(LIBO)/libtsc.a $(LIBS)
 
-install: $(O)/$(TOOL)
+install: $(O)/$(TOOL) $(GEN_MANS)
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(COMPDIR)
 	install -m 755 $(O)/$(TOOL) $(DESTDIR)$(BINDIR)/
 	$(INSTALL_EXTRA)
-	install -m 644 $(D)/$(TOOL).1 $(DESTDIR)$(MANDIR)/man1/
+	install -m 644 $(GEN_MANS) $(DESTDIR)$(MANDIR)/man1/
 	install -m 644 $(D)/$(TOOL).bash-completion $(DESTDIR)$(COMPDIR)/$(TOOL)
 
 clean:
-	rm -f $(O)/$(TOOL) $(O)/$(TOOL)-static $(O)/.$(TOOL).link
+	rm -f $(O)/$(TOOL) $(O)/$(TOOL)-static $(O)/.$(TOOL).link $(GEN_MANS)

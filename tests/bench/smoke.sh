@@ -45,6 +45,13 @@ for n, m in ms.items():
 assert ms["rdtsc"]["available"] and abs(ms["rdtsc"]["cost"]["ratio_to_rdtsc"] - 1) < 1e-9
 for k in ("tool", "version", "config", "host", "libtsc", "drift", "backward", "startup", "goals"):
     assert k in d, k
+# Unknown is null, never a 0 or "none" (issue 33): the frequency, the
+# factors with their source, a bound only with a calibration's factors.
+l = d["libtsc"]
+assert l["tsc_khz"] is None or l["tsc_khz"] > 0, l
+assert (l["source"] is None) == (l["mult"] is None) == (l["shift"] is None), l
+assert l["source"] != "none" and (l["mult"] is None or l["mult"] > 0), l
+assert l["error_bound_ppb"] is None or l["source"] == "calibration", l
 s = d["drift"]["series"][0]
 assert len(s["samples"]) >= 5 and "ppm" in s["monotonic_raw"], "drift samples"
 assert d["backward"]["thread"]["reads"] > 0

@@ -19,6 +19,24 @@ for sh in "busybox sh" sh; do
 	live=$("$TSCINFO" --no-cost | head -1)
 	dump=$("$TSCINFO" --sysroot "$d/dump" --calibrate | head -1)
 	[ "$live" = "$dump" ] || no "$sh: live '$live', dump '$dump'"
+	# The live decision kept beside the facts (tsckit/live-state) ...
+	grep -q '^tscinfo: state usable=[01] ' "$d/dump/tsckit/live-state" ||
+		no "$sh: tsckit/live-state is not tscinfo's log line"
+	# ... and where the kernel log may be read, its lines about the TSC,
+	# which the replay quotes as the live run does: the kernel log's
+	# lines and the frequency it found there.
+	if dmesg > /dev/null 2>&1; then
+		[ -f "$d/dump/tsckit/kernel-log" ] || no "$sh: kernel log readable, no tsckit/kernel-log"
+		! grep -q 'ommand line' "$d/dump/tsckit/kernel-log" ||
+			no "$sh: tsckit/kernel-log keeps the kernel's command line"
+		for what in '^kernel log:\|^  *\[' '^TSC frequency:.*kernel log'; do
+			l=$("$TSCINFO" --no-cost | grep "$what")
+			r=$("$TSCINFO" --sysroot "$d/dump" | grep "$what")
+			[ "$l" = "$r" ] || no "$sh: live '$l', replayed '$r'"
+		done
+	else
+		echo "# kernel log not readable here: tsckit/kernel-log not tried"
+	fi
 done
 rm -rf "$d"
 exit $fail

@@ -30,6 +30,11 @@ expect 2 "invalid --format 'xml': text, json, prometheus or log" --format=xml
 expect 2 "does not go with --watch" --watch --format=prometheus
 expect 2 "output does not go with --watch" --watch --output /tmp/cli.$$.x
 expect 2 "output needs a file name" --output ""
+# -x's milliseconds are an optional argument: in the option's word, as
+# getopt_long wants; a separate number is refused with the way to write it.
+expect 2 "the cross-CPU check's milliseconds go in the option's word: -x50 or --cross-cpu=50" -x 50
+expect 2 "unexpected argument '50'" --cross-cpu 50
+expect 2 "not with --sysroot" -x50 --sysroot "$TSC_TEST_VARIANTS/patched-good"
 expect 0 "Usage:" --help
 expect 0 "Usage:" -h
 expect 0 "libtsc" -V
@@ -72,6 +77,67 @@ python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert isinstance(d
 	no "live --json lacks fields"
 "$ti" --cross-cpu=50 > /tmp/cli.$$.out; rc=$?
 grep -q "cross-CPU check:" /tmp/cli.$$.out || no "--cross-cpu: no result line (exit $rc)"
+
+# --help and tscinfo(1) list the same options, short and long.
+man_opts() {	# the options of OPTIONS in tscinfo(1), one a line
+	sed -n '/^\.SH OPTIONS/,/^\.SH /p' "$man" | grep -A1 '^\.TP' | grep -v '^\.TP\|^--' |
+		grep -oE '\\-(\\-)?[a-zA-Z][a-zA-Z\\-]*' | sed 's/\\//g' | sort -u
+}
+help_opts() {
+	"$ti" --help | grep -E '^ +-' | sed 's/^ *//; s/  .*//' | grep -oE -- '--?[a-zA-Z][a-zA-Z-]*' | sort -u
+}
+man=$(dirname "$0")/../../tools/tscinfo/tscinfo.1
+if [ -f "$man" ]; then
+	man_opts > /tmp/cli.$$.man
+	help_opts > /tmp/cli.$$.help
+	[ -s /tmp/cli.$$.help ] && diff -u /tmp/cli.$$.man /tmp/cli.$$.help > /tmp/cli.$$.diff ||
+		{ no "tscinfo(1) and --help list different options (- man, + help):"; sed 's/^/# /' /tmp/cli.$$.diff; }
+	for o in -J -j -x -v --verbose; do
+		grep -qx -- "$o" /tmp/cli.$$.help || no "--help lacks $o"
+	done
+fi
+
+# Every output mode on a dump with every fact missing: an unknown is a
+# word in text and null in JSON, never a placeholder (-1, 0, "none", "?").
+e=$TSC_TEST_VARIANTS/empty
+placeholders() {	# placeholders MODE FILE
+	if grep -nE -- '(^|[^0-9.])-1([^0-9]|$)|>> 0|\(none\)|"none"|[^a-z]\?[^a-z]|: 0,|: 0}|=0 ' "$2" |
+		grep -v '^[0-9]*:tscinfo: [a-z]* usable=0 ' | grep -v '^[0-9]*:tsc_[a-z_]* 0$' |
+		grep -v '"switches": 0' > /tmp/cli.$$.ph; then
+		no "$1 on a dump without facts shows placeholders:"
+		sed 's/^/# /' /tmp/cli.$$.ph
+	fi
+}
+for mode in text "text -v" json log prometheus; do
+	set -- --format=${mode%% *}
+	[ "$mode" = "text -v" ] && set -- --verbose
+	"$ti" "$@" --sysroot "$e" > /tmp/cli.$$.out 2>&1
+	placeholders "--format=$mode" /tmp/cli.$$.out
+done
+for mode in text json log; do
+	"$ti" --watch --timeout 0.2 --format=$mode --sysroot "$e" > /tmp/cli.$$.out 2>&1
+	placeholders "--watch --format=$mode" /tmp/cli.$$.out
+	[ -s /tmp/cli.$$.out ] || no "--watch --format=$mode printed nothing"
+done
+"$ti" --json --sysroot "$e" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+for k in ("tsc_khz", "tsc_khz_source", "error_bound_ppb", "calibration_ns", "conversion",
+          "clocksource", "tsc_stable", "clock_gettime", "clock_gettime_from", "tsc_user",
+          "cost_ns", "kernel_log"):
+    assert d[k] is None, (k, d[k])' || no "--json on a dump without facts: an unknown is not null"
+"$ti" --watch --json --timeout 0.2 --sysroot "$e" | python3 -c '
+import json, sys
+d = json.loads(sys.stdin.readline())
+for k in ("clocksource", "tsc_stable", "clock_gettime", "mult", "shift", "source", "tsc_khz",
+          "last_step_ns"):
+    assert d[k] is None, (k, d[k])' || no "--watch --json on a dump without facts: an unknown is not null"
+# The text's "why" line holds the reasons that decide; notes only with --verbose.
+"$ti" --sysroot "$TSC_TEST_VARIANTS/stable-0" > /tmp/cli.$$.out
+grep -q '^why: *tsc0/tsc_stable=0: the kernel marked the TSC unstable$' /tmp/cli.$$.out ||
+	no "no why line: $(head -3 /tmp/cli.$$.out)"
+! grep -q '^  note ' /tmp/cli.$$.out || no "notes without --verbose"
+"$ti" --verbose --sysroot "$TSC_TEST_VARIANTS/stable-0" | grep -q '^  note ' || no "no notes with --verbose"
 
 # --format: json is --json; log is one "tscinfo: state key=value" line.
 pg=$TSC_TEST_VARIANTS/patched-good

@@ -44,6 +44,12 @@ grep -qx 'ExecStart=/opt/tsckit/bin/tscinfo --watch --format=log' \
 readelf -d "$r/lib/libtsc.so" | grep -q 'SONAME.*\[libtsc.so.0\]' || no "soname is not libtsc.so.0"
 n=$(ls "$r/share/man/man3" | wc -l)
 [ "$n" -ge 8 ] || no "only $n man pages in man3"
+# The pages installed are the generated ones: .TH with lib/VERSION.
+v=$(cat "$top/lib/VERSION")
+for f in man1/tscinfo.1 man1/tsc-capture-sysroot.1 man1/tscbench.1 man3/tsc_open.3; do
+	grep -q "^\.TH .* \"[a-z]* $v\" " "$r/share/man/$f" ||
+		no "$f: $(grep '^\.TH' "$r/share/man/$f"), not version $v"
+done
 
 export PKG_CONFIG_PATH="$r/lib/pkgconfig" PKG_CONFIG_SYSROOT_DIR="$d/root"
 cc -o "$d/p" "$top/tests/lib/example.c" $(pkg-config --cflags --libs libtsc) || no "cannot build against it"

@@ -185,11 +185,20 @@ static void header(FILE *f, const struct env *e)
 		e->cpu_model, e->ncpus, e->kernel);
 	fprintf(f, "clocksource %s; clock_gettime: %s\n",
 		*e->clocksource ? e->clocksource : "unknown", gettime_how(e));
-	fprintf(f, "libtsc: TSC %s; ns = ticks * %llu >> %u (%s", i->usable ? "in use" : "not used",
-		(unsigned long long)i->mult, i->shift, tsc_src_name(i->src));
-	if (i->src == TSC_SRC_CALIBRATION)
-		fprintf(f, ", error bound %.3f ppm", i->err_ppb / 1000.0);
-	fprintf(f, "), %llu kHz\n", (unsigned long long)i->khz);
+	fprintf(f, "libtsc: TSC %s; ", i->usable ? "in use" : "not used");
+	if (i->src) {
+		fprintf(f, "ns = ticks * %llu >> %u (%s", (unsigned long long)i->mult, i->shift,
+			tsc_src_name(i->src));
+		if (i->src == TSC_SRC_CALIBRATION && i->err_ppb != UINT64_MAX)
+			fprintf(f, ", error bound %.3f ppm", i->err_ppb / 1000.0);
+		fprintf(f, ")");
+	} else {
+		fprintf(f, "no conversion factors");
+	}
+	if (i->khz)
+		fprintf(f, ", %llu kHz\n", (unsigned long long)i->khz);
+	else
+		fprintf(f, ", frequency unknown\n");
 }
 
 static void text_cost(FILE *f, const struct cfg *cfg, const struct env *e)
@@ -656,11 +665,16 @@ void print_json(FILE *f, const struct cfg *cfg, const struct env *e,
 		fputs("null", f);
 	else
 		fprintf(f, "%d", e->vdso_tsc_raw_rc);
-	fprintf(f, "},\n  \"libtsc\": {\"tsc_usable\": %s, \"source\": \"%s\", \"mult\": %llu, "
-		"\"shift\": %u, \"tsc_khz\": %llu, \"error_bound_ppb\": %llu, \"ordered_read\": \"%s\"}",
-		i->usable ? "true" : "false", tsc_src_name(i->src), (unsigned long long)i->mult,
-		i->shift, (unsigned long long)i->khz, (unsigned long long)i->err_ppb,
-		i->rdtscp ? "rdtscp" : "lfence-rdtsc");
+	/* Unknown is null: no factors, no frequency, no calibration's bound. */
+	fprintf(f, "},\n  \"libtsc\": {\"tsc_usable\": %s, \"source\": ",
+		i->usable ? "true" : "false");
+	json_str(f, i->src ? tsc_src_name(i->src) : NULL);
+	jppb(f, ", \"mult\": ", i->src != TSC_SRC_NONE, i->mult);
+	jppb(f, ", \"shift\": ", i->src != TSC_SRC_NONE, i->shift);
+	jppb(f, ", \"tsc_khz\": ", i->khz != 0, i->khz);
+	jppb(f, ", \"error_bound_ppb\": ",
+	     i->src == TSC_SRC_CALIBRATION && i->err_ppb != UINT64_MAX, i->err_ppb);
+	fprintf(f, ", \"ordered_read\": \"%s\"}", i->rdtscp ? "rdtscp" : "lfence-rdtsc");
 	fprintf(f, ",\n  \"cost_ns_from\": \"%s\"", i->src && e->rdtsc_ok ? "tsc-factors" :
 		"clock_monotonic_raw");
 	fprintf(f, ",\n  \"end\": {\"changed\": %s, \"clocksource\": ", changed(e) ? "true" : "false");

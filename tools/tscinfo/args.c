@@ -17,6 +17,7 @@ static const struct option longopts[] = {
 	{ "count",	required_argument,	NULL, 'c' },
 	{ "timeout",	required_argument,	NULL, 't' },
 	{ "cross-cpu",	optional_argument,	NULL, 'x' },
+	{ "verbose",	no_argument,		NULL, 'v' },
 	{ "sysroot",	required_argument,	NULL, 's' },
 	{ "calibrate",	no_argument,		NULL, OPT_CALIBRATE },
 	{ "no-cost",	no_argument,		NULL, OPT_NO_COST },
@@ -57,13 +58,14 @@ static int millis(const char *s, unsigned long *out)
 
 int parse_args(int argc, char **argv, struct cfg *cfg, char *err, size_t errlen)
 {
+	unsigned long ms;
 	int c;
 
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->xcpu_ms = 200;
 	optind = 0;	/* GNU getopt: start over, for the fuzzer */
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":Jjf:o:wc:t:x::s:hV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":Jjf:o:wc:t:x::s:vhV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'J':
 		case 'j':
@@ -100,6 +102,9 @@ int parse_args(int argc, char **argv, struct cfg *cfg, char *err, size_t errlen)
 				return opt_invalid(err, errlen, "--cross-cpu", optarg,
 						   "milliseconds, 1 to 60000");
 			break;
+		case 'v':
+			cfg->verbose = true;
+			break;
 		case 's':
 			if (!*optarg) {
 				snprintf(err, errlen, "--sysroot needs a directory");
@@ -130,6 +135,14 @@ int parse_args(int argc, char **argv, struct cfg *cfg, char *err, size_t errlen)
 			return opt_getopt_error(c, argv, err, errlen);
 		}
 	}
+	if (optind < argc && cfg->cross_cpu && !opt_ulong(argv[optind], 0, ~0ul, &ms)) {
+		/* getopt_long's rule for an optional argument: it is part of
+		 * the option's word.  Say so, rather than only "unexpected". */
+		snprintf(err, errlen, "unexpected argument '%s': the cross-CPU check's "
+			 "milliseconds go in the option's word: -x%s or --cross-cpu=%s",
+			 argv[optind], argv[optind], argv[optind]);
+		return -1;
+	}
 	if (opt_no_operands(argc, argv, err, errlen))
 		return -1;
 	if ((cfg->count || cfg->timeout_ms) && !cfg->watch) {
@@ -143,6 +156,12 @@ int parse_args(int argc, char **argv, struct cfg *cfg, char *err, size_t errlen)
 	}
 	if (cfg->watch && cfg->output) {
 		snprintf(err, errlen, "--output does not go with --watch");
+		return -1;
+	}
+	if (cfg->sysroot && cfg->cross_cpu) {
+		/* A dump decides every output, never the CPU that replays it. */
+		snprintf(err, errlen, "--cross-cpu checks this machine's CPUs, not a dump's: "
+			 "not with --sysroot");
 		return -1;
 	}
 	if (cfg->watch && cfg->cross_cpu) {

@@ -16,6 +16,7 @@ struct cfg {
 	enum action action;
 	enum format format;
 	bool watch, cross_cpu, calibrate, no_cost;
+	bool verbose;			/* text: the notes too */
 	unsigned long count;		/* --watch: stop after N changes, 0 never */
 	unsigned long timeout_ms;	/* --watch: stop after, 0 never */
 	unsigned long xcpu_ms;

@@ -65,8 +65,8 @@ static void blocking(FILE *f, const char *key, const struct tsc_reason *rs, int 
 		kv(f, key, buf);
 }
 
-void print_log(FILE *f, const char *event, const struct tsc_info *i,
-	       const struct tsc_reason *rs, int nreasons, bool stepped)
+void print_log(FILE *f, const char *event, const struct tsc_info *i, const struct freq *fr,
+	       const struct cost *c, const struct tsc_reason *rs, int nreasons, bool stepped)
 {
 	const char *how;
 
@@ -76,13 +76,13 @@ void print_log(FILE *f, const char *event, const struct tsc_info *i,
 		kv_num(f, "tsc_stable", i->tsc_stable);
 	if (*i->clocksource)
 		kv(f, "clocksource", i->clocksource);
-	if (strcmp(gettime_kind(i, &how), "unknown"))
-		kv(f, "clock_gettime", gettime_kind(i, &how));
+	if (strcmp(gettime_kind(i, c, &how), "unknown"))
+		kv(f, "clock_gettime", gettime_kind(i, c, &how));
 	if (i->tsc_user_value >= 0)
 		kv_num(f, "tsc_user", i->tsc_user_value);
-	if (i->khz) {
-		kv_num(f, "khz", (long long)i->khz);
-		kv(f, "khz_source", tsc_src_name(i->khz_src));
+	if (fr->khz) {
+		kv_num(f, "khz", (long long)fr->khz);
+		kv(f, "khz_source", fr->src);
 	}
 	if (i->src) {
 		kv(f, "conversion", tsc_src_name(i->src));

@@ -10,9 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "internal.h"	/* the capture helpers, compiled in (LIBSRCS) */
+#include "json.h"
 #include "tscinfo.h"
 
 const char tool_name[] = "tscinfo";
@@ -28,15 +30,18 @@ static void usage(FILE *f)
 	      "Options:\n"
 	      " -f, --format <fmt>     text (default), json, prometheus (node_exporter's\n"
 	      "                          textfile collector) or log (key=value lines)\n"
-	      " -J, --json             the same as --format=json\n"
+	      " -J, -j, --json         the same as --format=json\n"
 	      " -o, --output <file>    write the report to file, replaced whole (atomically)\n"
 	      " -w, --watch            print each change of the kernel's TSC state\n"
 	      " -c, --count <n>        with --watch: stop after n changes\n"
 	      " -t, --timeout <sec>    with --watch: stop after sec seconds\n"
-	      " -x, --cross-cpu[=<ms>] check TSC consistency across CPUs (default 200 ms)\n"
+	      " -x, --cross-cpu[=<ms>] check TSC consistency across CPUs (default 200 ms;\n"
+	      "                          the ms in the same word: -x50, --cross-cpu=50)\n"
+	      " -v, --verbose          text: the notes too, beside the reasons that decide\n"
 	      " -s, --sysroot <dir>    read a captured dump in dir instead of this machine\n"
-	      "     --calibrate        calibrate even when better factors exist\n"
-	      "     --no-cost          do not measure read costs\n"
+	      "     --calibrate        calibrate even when better factors exist, and wait\n"
+	      "                          (up to 2 s) for a figure within 1 ppm\n"
+	      "     --no-cost          do not measure read and clock_gettime costs\n"
 	      "     --dump-cpuid       print CPUID facts for a dump's tsckit/cpuid\n"
 	      "     --dump-vdso <file> write the vDSO image for a dump's tsckit/vdso.img\n"
 	      "\n"
@@ -57,16 +62,16 @@ static double ns_now(void)
 	return ts.tv_sec * 1e9 + ts.tv_nsec;
 }
 
-/* About 3 ms each: the best of a few runs, per call. */
-static void measure_cost(struct tsc *t, struct cost *c)
+/* About 3 ms each: the best of a few runs, per call.  The TSC's reads
+ * only while it is in use (RDTSC may fault otherwise). */
+static void measure_tsc_cost(struct tsc *t, struct cost *c)
 {
 	volatile uint64_t sink = 0;
-	struct timespec ts;
-	double best[3] = { 1e9, 1e9, 1e9 };
+	double best[2] = { 1e9, 1e9 };
 	int run, i;
 
 	for (run = 0; run < 5; run++) {
-		double t0 = ns_now(), t1, t2, t3;
+		double t0 = ns_now(), t1, t2;
 
 		for (i = 0; i < 20000; i++)
 			sink += tsc_rdtsc();
@@ -74,22 +79,82 @@ static void measure_cost(struct tsc *t, struct cost *c)
 		for (i = 0; i < 20000; i++)
 			sink += tsc_now_ns(t);
 		t2 = ns_now();
-		for (i = 0; i < 2000; i++) {
-			clock_gettime(CLOCK_MONOTONIC, &ts);
-			sink += ts.tv_nsec;
-		}
-		t3 = ns_now();
 		if ((t1 - t0) / 20000 < best[0])
 			best[0] = (t1 - t0) / 20000;
 		if ((t2 - t1) / 20000 < best[1])
 			best[1] = (t2 - t1) / 20000;
-		if ((t3 - t2) / 2000 < best[2])
-			best[2] = (t3 - t2) / 2000;
 	}
 	(void)sink;
 	c->rdtsc = best[0];
 	c->now_ns = best[1];
-	c->clock_gettime = best[2];
+}
+
+/* clock_gettime(CLOCK_MONOTONIC) through libc, which calls the vDSO,
+ * against the system call itself: 2000 calls each, the best of 5 runs
+ * (a few ms where the system call is slow).  Whether the vDSO serves
+ * the call is then measured, not guessed from the clocksource's name. */
+static void measure_gettime_cost(struct cost *c)
+{
+	double best[2] = { 1e9, 1e9 };
+	struct timespec ts;
+	int run, i;
+
+	for (run = 0; run < 5; run++) {
+		double t0 = ns_now(), t1, t2;
+
+		for (i = 0; i < 2000; i++)
+			clock_gettime(CLOCK_MONOTONIC, &ts);
+		t1 = ns_now();
+		for (i = 0; i < 2000; i++)
+			syscall(SYS_clock_gettime, CLOCK_MONOTONIC, &ts);
+		t2 = ns_now();
+		if ((t1 - t0) / 2000 < best[0])
+			best[0] = (t1 - t0) / 2000;
+		if ((t2 - t1) / 2000 < best[1])
+			best[1] = (t2 - t1) / 2000;
+	}
+	c->clock_gettime = best[0];
+	c->syscall = best[1];
+}
+
+/* --calibrate: libtsc measures a forced calibration's bound as it goes
+ * (tsc_process_events()); wait for a figure within 1 ppm, 2 s at most. */
+static void calibrate_wait(struct tsc *t, struct report *r)
+{
+	struct tsc_info i;
+	int k;
+
+	for (k = 0; k <= 200; k++) {
+		if (tsc_get_info(t, &i, sizeof(i)) < 0)
+			return;
+		if (!i.calibrated ||
+		    (i.src == TSC_SRC_CALIBRATION && i.err_ppb <= 1000))
+			return;
+		if (k == 200)
+			break;
+		usleep(10000);
+		tsc_process_events(t);
+	}
+	r->calib_unfinished = true;
+}
+
+/* A dump whose only "no" is the want of conversion factors: a live
+ * machine may have had them from perf or a calibration, which no dump
+ * keeps; the replay cannot tell. */
+static bool cannot_tell(const struct report *r)
+{
+	int n, block = 0;
+
+	if (!r->cfg->sysroot || r->info.usable || r->cfg->calibrate || r->captured.have)
+		return false;
+	for (n = 0; n < r->nreasons; n++) {
+		if (r->reasons[n].kind != TSC_REASON_BLOCK)
+			continue;
+		if (strcmp(r->reasons[n].code, "conversion_factors"))
+			return false;
+		block++;
+	}
+	return block > 0;
 }
 
 static int collect(struct tsc *t, struct report *r)
@@ -100,6 +165,15 @@ static int collect(struct tsc *t, struct report *r)
 	if (r->nreasons > 64)
 		r->nreasons = 64;
 	r->have_traps = !read_user_traps(r->cfg->sysroot, &r->user_traps);
+	freq_best(&r->info, &r->ff, &r->freq);
+	captured_read(r->cfg->sysroot, &r->captured);
+	if (!r->freq.khz && r->captured.khz >= 1000) {
+		r->freq.khz = r->captured.khz;
+		r->freq.src = "live-state";
+		snprintf(r->freq.how, sizeof(r->freq.how), "the live machine's at capture, from %s",
+			 *r->captured.khz_src ? r->captured.khz_src : "an unnamed source");
+	}
+	r->dump_cannot_tell = cannot_tell(r);
 	return r->nreasons < 0 ? r->nreasons : 0;
 }
 
@@ -115,38 +189,63 @@ static void stamp(FILE *f)
 	fprintf(f, "%s.%06ldZ", b, ts.tv_nsec / 1000);
 }
 
-/* One line per change: text, JSON or key=value. */
-static void watch_line(struct tsc *t, const struct cfg *cfg, const struct tsc_info *o,
-		       const struct tsc_info *n, bool first)
+/* One line per change: text, JSON or key=value.  Unknown is a word in
+ * text and null in JSON, as in the one-shot report. */
+static void watch_line(struct tsc *t, const struct cfg *cfg, const struct freq_facts *ff,
+		       const struct tsc_info *o, const struct tsc_info *n, bool first)
 {
-	const char *h;
+	const char *h, *kind = gettime_kind(n, NULL, &h);
+	struct freq fr;
 
+	freq_best(n, ff, &fr);
 	if (cfg->format == FMT_LOG) {
 		struct tsc_reason rs[64];
 		int nr = tsc_reasons(t, rs, 64);
 
 		if (nr < 0)
 			nr = 0;
-		print_log(stdout, first ? "initial" : "change", n, rs, nr > 64 ? 64 : nr,
+		print_log(stdout, first ? "initial" : "change", n, &fr, NULL, rs, nr > 64 ? 64 : nr,
 			  !first && n->switches != o->switches);
 	} else if (cfg->format == FMT_JSON) {
 		printf("{\"time\": \"");
 		stamp(stdout);
-		printf("\", \"event\": \"%s\", \"tsc_usable\": %s, \"clocksource\": \"%s\", "
-		       "\"tsc_stable\": %d, \"clock_gettime\": \"%s\", \"mult\": %llu, "
-		       "\"shift\": %u, \"source\": \"%s\", \"switches\": %llu, "
-		       "\"last_step_ns\": %lld}\n", first ? "initial" : "change",
-		       n->usable ? "true" : "false", n->clocksource, n->tsc_stable,
-		       gettime_kind(n, &h), (unsigned long long)n->mult, n->shift,
-		       tsc_src_name(n->src), (unsigned long long)n->switches,
-		       (long long)n->last_step_ns);
+		printf("\", \"event\": \"%s\", \"tsc_usable\": %s, \"clocksource\": ",
+		       first ? "initial" : "change", n->usable ? "true" : "false");
+		json_str(stdout, *n->clocksource ? n->clocksource : NULL);
+		printf(", \"tsc_stable\": ");
+		json_u64_or_null(stdout, n->tsc_stable >= 0, (unsigned long long)n->tsc_stable);
+		printf(", \"clock_gettime\": ");
+		json_str(stdout, strcmp(kind, "unknown") ? kind : NULL);
+		printf(", \"mult\": ");
+		json_u64_or_null(stdout, n->src, (unsigned long long)n->mult);
+		printf(", \"shift\": ");
+		json_u64_or_null(stdout, n->src, n->shift);
+		printf(", \"source\": ");
+		json_str(stdout, n->src ? tsc_src_name(n->src) : NULL);
+		printf(", \"tsc_khz\": ");
+		json_u64_or_null(stdout, fr.khz, (unsigned long long)fr.khz);
+		printf(", \"tsc_khz_source\": ");
+		json_str(stdout, fr.src);
+		printf(", \"switches\": %llu, \"last_step_ns\": ", (unsigned long long)n->switches);
+		if (n->switches)
+			printf("%lld}\n", (long long)n->last_step_ns);
+		else
+			printf("null}\n");
 	} else {
 		stamp(stdout);
-		printf(" %s: TSC %s, clocksource %s, tsc_stable %d, clock_gettime %s, "
-		       "ns = ticks * %llu >> %u (%s)", first ? "initial" : "change",
-		       n->usable ? "in use" : "not used", *n->clocksource ? n->clocksource : "?",
-		       n->tsc_stable, gettime_kind(n, &h), (unsigned long long)n->mult,
-		       n->shift, tsc_src_name(n->src));
+		printf(" %s: TSC %s, clocksource %s, ", first ? "initial" : "change",
+		       n->usable ? "in use" : "not used",
+		       *n->clocksource ? n->clocksource : "unknown");
+		if (n->tsc_stable >= 0)
+			printf("tsc_stable %d, ", n->tsc_stable);
+		else
+			printf("tsc_stable unknown, ");
+		printf("clock_gettime %s, ", kind);
+		if (n->src)
+			printf("ns = ticks * %llu >> %u (%s)", (unsigned long long)n->mult,
+			       n->shift, tsc_src_name(n->src));
+		else
+			printf("no conversion factors");
 		if (!first && n->switches != o->switches)
 			printf(", step %lld ns", (long long)n->last_step_ns);
 		printf("\n");
@@ -164,13 +263,15 @@ static bool same(const struct tsc_info *a, const struct tsc_info *b)
 
 static int watch(struct tsc *t, const struct cfg *cfg)
 {
+	struct freq_facts ff;
 	struct tsc_info old, now;
 	struct pollfd pfd = { .fd = tsc_fd(t), .events = POLLIN };
 	double end = cfg->timeout_ms ? ns_now() + cfg->timeout_ms * 1e6 : 0;
 	unsigned long changes = 0;
 
+	freq_facts_read(cfg->sysroot, &ff);
 	tsc_get_info(t, &old, sizeof(old));
-	watch_line(t, cfg, &old, &old, true);
+	watch_line(t, cfg, &ff, &old, &old, true);
 	for (;;) {
 		int ms = -1, n;
 
@@ -195,7 +296,7 @@ static int watch(struct tsc *t, const struct cfg *cfg)
 		tsc_get_info(t, &now, sizeof(now));
 		if (same(&old, &now))
 			continue;
-		watch_line(t, cfg, &old, &now, false);
+		watch_line(t, cfg, &ff, &old, &now, false);
 		old = now;
 		if (cfg->count && ++changes >= cfg->count)
 			break;
@@ -287,9 +388,17 @@ int main(int argc, char **argv)
 	}
 	memset(&r, 0, sizeof(r));
 	r.cfg = &cfg;
-	r.cost.rdtsc = r.cost.now_ns = r.cost.clock_gettime = -1;
-	if (!cfg.sysroot && !cfg.no_cost && tsc_in_use(t))
-		measure_cost(t, &r.cost);
+	r.cost.rdtsc = r.cost.now_ns = r.cost.clock_gettime = r.cost.syscall = -1;
+	/* A dump decides every output: nothing measured on the CPU that
+	 * replays it. */
+	if (!cfg.sysroot && !cfg.no_cost) {
+		measure_gettime_cost(&r.cost);
+		if (tsc_in_use(t))
+			measure_tsc_cost(t, &r.cost);
+	}
+	if (cfg.calibrate)
+		calibrate_wait(t, &r);
+	freq_facts_read(cfg.sysroot, &r.ff);
 	if (cfg.cross_cpu) {
 		if (tsc_xcpu_check(t, cfg.xcpu_ms, &r.xcpu, sizeof(r.xcpu)) == 0)
 			r.have_xcpu = true;
@@ -309,7 +418,7 @@ int main(int argc, char **argv)
 	else if (cfg.format == FMT_PROMETHEUS)
 		print_prometheus(out.f, &r);
 	else if (cfg.format == FMT_LOG)
-		print_log(out.f, "state", &r.info, r.reasons, r.nreasons, false);
+		print_log(out.f, "state", &r.info, &r.freq, &r.cost, r.reasons, r.nreasons, false);
 	else
 		print_text(out.f, &r);
 	if (out_close(&out))

@@ -10,7 +10,7 @@
 
 /* The TSC's clocksources: tsc-early until the TSC is calibrated again
  * at boot, then tsc. */
-static bool cs_is_tsc(const char *cs)
+bool cs_is_tsc(const char *cs)
 {
 	return !strcmp(cs, "tsc") || !strcmp(cs, "tsc-early");
 }
@@ -22,16 +22,36 @@ static bool vdso_capable(const char *cs)
 	       !strcmp(cs, "hyperv_clocksource_tsc_page");
 }
 
-const char *gettime_kind(const struct tsc_info *i, const char **how)
+bool measured_gettime(const struct cost *c)
+{
+	return c && c->clock_gettime >= 0 && c->syscall > 0;
+}
+
+const char *gettime_kind(const struct tsc_info *i, const struct cost *c, const char **how)
 {
 	if (i->vdso_clock >= 0) {
 		*how = "current_clocksource_vdso";
 		return i->vdso_clock ? "vdso" : "syscall";
 	}
+	/* Served in user space, a call costs a fraction of the system
+	 * call's (tens of ns against hundreds); a vDSO that falls back
+	 * makes the system call itself, and costs as much. */
+	if (measured_gettime(c)) {
+		*how = "measured";
+		return c->clock_gettime * 2 < c->syscall ? "vdso" : "syscall";
+	}
 	*how = "clocksource";
 	if (!*i->clocksource)
 		return "unknown";
 	return vdso_capable(i->clocksource) ? "vdso" : "syscall";
+}
+
+void json_u64_or_null(FILE *f, bool known, unsigned long long v)
+{
+	if (known)
+		fprintf(f, "%llu", v);
+	else
+		fputs("null", f);
 }
 
 bool reason_repeats(const struct tsc_reason *rs, int n)
@@ -61,36 +81,92 @@ static const char *kind_word(enum tsc_reason_kind k)
 	return k == TSC_REASON_OK ? "ok" : k == TSC_REASON_BLOCK ? "no" : "note";
 }
 
-static void khz_text(FILE *f, const struct tsc_info *i)
+static void freq_text(FILE *f, const struct report *r)
 {
-	if (!i->khz) {
-		fprintf(f, "unknown\n");
-		return;
+	const struct freq *fr = &r->freq;
+
+	if (!fr->khz)
+		fprintf(f, "unknown (%s)\n", fr->how);
+	else if (!strcmp(fr->src, "kernel-log"))
+		fprintf(f, "%llu kHz (from the kernel log: %s)\n", (unsigned long long)fr->khz,
+			fr->how);
+	else if (*fr->how)
+		fprintf(f, "%llu kHz (from %s, %s)\n", (unsigned long long)fr->khz, fr->src, fr->how);
+	else
+		fprintf(f, "%llu kHz (from %s)\n", (unsigned long long)fr->khz, fr->src);
+	if (r->calib_unfinished)
+		fprintf(f, "                      --calibrate: no bound within 1 ppm after 2 s%s\n",
+			r->info.err_ppb != UINT64_MAX && r->info.calibrated ? "" :
+			" (no measurement yet)");
+}
+
+static void gettime_text(FILE *f, const struct report *r)
+{
+	const struct cost *c = &r->cost;
+	const char *how, *kind = gettime_kind(&r->info, c, &how);
+
+	fprintf(f, "clock_gettime:        %s",
+		!strcmp(kind, "vdso") ? "fast: served by the vDSO" :
+		!strcmp(kind, "syscall") ? "slow: a system call" : "unknown");
+	if (measured_gettime(c))
+		fprintf(f, ", %.1f ns a call (the system call: %.1f ns)", c->clock_gettime, c->syscall);
+	if (!strcmp(how, "current_clocksource_vdso"))
+		fprintf(f, " (current_clocksource_vdso)\n");
+	else if (!strcmp(how, "measured"))
+		fprintf(f, " (measured)\n");
+	else if (!strcmp(kind, "unknown"))
+		fprintf(f, " (no clocksource to infer it from)\n");
+	else
+		fprintf(f, " (inferred from the clocksource%s)\n",
+			r->cfg->sysroot ? "" : "; not measured");
+}
+
+/* The reasons that keep the TSC from use, one a line, and the kernel's
+ * own lines about dropping it. */
+static void why_text(FILE *f, const struct report *r)
+{
+	const char *label = "why:                  ";
+	int n;
+
+	for (n = 0; n < r->nreasons; n++) {
+		if (r->reasons[n].kind != TSC_REASON_BLOCK)
+			continue;
+		fprintf(f, "%s%s\n", label, r->reasons[n].text);
+		label = "                      ";
 	}
-	fprintf(f, "%llu kHz (from %s", (unsigned long long)i->khz,
-		tsc_src_name(i->khz_src));
-	if (i->khz_src == TSC_SRC_CALIBRATION)
-		fprintf(f, ", %llu us, error bound %.3f ppm",
-			(unsigned long long)i->calib_ns / 1000, i->err_ppb / 1000.0);
-	fprintf(f, ")\n");
+	label = "kernel log:           ";
+	for (n = 0; n < r->ff.klog.n; n++) {
+		fprintf(f, "%s%s\n", label, r->ff.klog.line[n]);
+		label = "                      ";
+	}
+}
+
+static const char *usable_text(const struct report *r)
+{
+	if (r->info.usable)
+		return "yes (TSC in use: reads cost no syscall)";
+	if (r->dump_cannot_tell)
+		return "no, as far as this dump tells: the machine it came from may have had "
+		       "factors that a dump does not keep (perf, a calibration)";
+	return "no (falling back to clock_gettime)";
 }
 
 void print_text(FILE *f, const struct report *r)
 {
 	const struct tsc_info *i = &r->info;
-	const char *how, *kind = gettime_kind(i, &how);
 	const char *trap = trap_kind(i);
 	int n;
 
-	fprintf(f, "RDTSC usable:         %s\n", i->usable ?
-		"yes (TSC in use: reads cost no syscall)" : "no (falling back to clock_gettime)");
-	fprintf(f, "clock_gettime:        %s (%s)\n",
-		!strcmp(kind, "vdso") ? "fast: served by the vDSO" :
-		!strcmp(kind, "syscall") ? "slow: a system call" : "unknown",
-		!strcmp(how, "clocksource") ? "inferred from the clocksource" :
-		"current_clocksource_vdso");
+	fprintf(f, "RDTSC usable:         %s\n", usable_text(r));
+	if (r->captured.have && r->captured.usable != i->usable)
+		fprintf(f, "at capture, live:     %s%s%s (tsckit/live-state: a dump does not "
+			"keep perf's factors or a calibration)\n",
+			r->captured.usable ? "yes" : "no",
+			*r->captured.conversion ? ", factors from " : "", r->captured.conversion);
+	why_text(f, r);
+	gettime_text(f, r);
 	fprintf(f, "TSC frequency:        ");
-	khz_text(f, i);
+	freq_text(f, r);
 	fprintf(f, "kernel clocksource:   %s%s\n", *i->clocksource ? i->clocksource : "unknown",
 		cs_is_tsc(i->clocksource) ? " (the TSC)" : "");
 	fprintf(f, "user RDTSC trapped:   %s\n",
@@ -107,21 +183,30 @@ void print_text(FILE *f, const struct report *r)
 		fprintf(f, "conversion:           ns = ticks * %llu >> %u (%s)\n",
 			(unsigned long long)i->mult, i->shift, tsc_src_name(i->src));
 	else
-		fprintf(f, "conversion:           none\n");
+		fprintf(f, "conversion:           none (no conversion factors)\n");
 	fprintf(f, "ordered reads:        %s\n", i->rdtscp ? "RDTSCP" : "LFENCE;RDTSC");
 	if (r->cost.rdtsc >= 0)
-		fprintf(f, "read cost:            RDTSC %.1f ns, tsc_now_ns %.1f ns, clock_gettime %.1f ns\n",
-			r->cost.rdtsc, r->cost.now_ns, r->cost.clock_gettime);
-	if (r->have_xcpu)
+		fprintf(f, "read cost:            RDTSC %.1f ns, tsc_now_ns %.1f ns\n",
+			r->cost.rdtsc, r->cost.now_ns);
+	if (r->have_xcpu && r->xcpu.backward)
 		fprintf(f, "cross-CPU check:      %u CPUs, %llu reads, %llu backward, worst %llu ticks (%llu ns) CPU %d -> %d\n",
 			r->xcpu.cpus, (unsigned long long)r->xcpu.reads,
 			(unsigned long long)r->xcpu.backward,
 			(unsigned long long)r->xcpu.worst_ticks,
 			(unsigned long long)r->xcpu.worst_ns,
 			r->xcpu.worst_from_cpu, r->xcpu.worst_to_cpu);
-	fprintf(f, "reasons:\n");
+	else if (r->have_xcpu)
+		fprintf(f, "cross-CPU check:      %u CPUs, %llu reads, none went back\n",
+			r->xcpu.cpus, (unsigned long long)r->xcpu.reads);
+	/* The notes (facts that decide nothing) only when asked for. */
+	fprintf(f, "reasons:%s\n", r->cfg->verbose ? "" : " (--verbose: with the notes)");
 	for (n = 0; n < r->nreasons; n++)
-		fprintf(f, "  %-4s  %s\n", kind_word(r->reasons[n].kind), r->reasons[n].text);
+		if (r->cfg->verbose || r->reasons[n].kind != TSC_REASON_NOTE)
+			fprintf(f, "  %-4s  %s\n", kind_word(r->reasons[n].kind), r->reasons[n].text);
+	if (r->cfg->verbose && !r->ff.klog.read)
+		fprintf(f, "  note  kernel log: %s\n", r->ff.klog.err == -ENOENT && r->cfg->sysroot ?
+			"not in the dump" : r->ff.klog.err == -EPERM ?
+			"needs root or CAP_SYSLOG (kernel.dmesg_restrict)" : strerror(-r->ff.klog.err));
 }
 
 static void jint_or_null(FILE *f, int v)
@@ -132,10 +217,21 @@ static void jint_or_null(FILE *f, int v)
 		fprintf(f, "%d", v);
 }
 
+static void jcost(FILE *f, const char *key, double v)
+{
+	fprintf(f, "%s", key);
+	if (v >= 0)
+		fprintf(f, "%.1f", v);
+	else
+		fprintf(f, "null");
+}
+
 void print_json(FILE *f, const struct report *r)
 {
 	const struct tsc_info *i = &r->info;
-	const char *how, *kind = gettime_kind(i, &how);
+	const struct cost *c = &r->cost;
+	const char *how, *kind = gettime_kind(i, c, &how);
+	bool bound = i->src == TSC_SRC_CALIBRATION && i->err_ppb != UINT64_MAX;
 	int n;
 
 	fprintf(f, "{\n  \"version\": ");
@@ -143,23 +239,39 @@ void print_json(FILE *f, const struct report *r)
 	fprintf(f, ",\n  \"sysroot\": ");
 	json_str(f, r->cfg->sysroot);
 	fprintf(f, ",\n  \"tsc_usable\": %s", i->usable ? "true" : "false");
-	fprintf(f, ",\n  \"clock_gettime\": \"%s\",\n  \"clock_gettime_from\": \"%s\"", kind, how);
+	fprintf(f, ",\n  \"dump_cannot_tell\": %s", r->dump_cannot_tell ? "true" : "false");
+	fprintf(f, ",\n  \"captured_live\": ");
+	if (r->captured.have) {
+		fprintf(f, "{\"tsc_usable\": %s, \"conversion\": ",
+			r->captured.usable ? "true" : "false");
+		json_str(f, *r->captured.conversion ? r->captured.conversion : NULL);
+		fprintf(f, "}");
+	} else {
+		fprintf(f, "null");
+	}
+	fprintf(f, ",\n  \"clock_gettime\": ");
+	json_str(f, strcmp(kind, "unknown") ? kind : NULL);
+	fprintf(f, ",\n  \"clock_gettime_from\": ");
+	json_str(f, strcmp(kind, "unknown") ? how : NULL);
 	fprintf(f, ",\n  \"tsc_khz\": ");
-	if (i->khz)
-		fprintf(f, "%llu", (unsigned long long)i->khz);
-	else
-		fprintf(f, "null");
-	fprintf(f, ",\n  \"tsc_khz_source\": \"%s\"", tsc_src_name(i->khz_src));
-	fprintf(f, ",\n  \"error_bound_ppb\": %llu", (unsigned long long)i->err_ppb);
+	json_u64_or_null(f, r->freq.khz, r->freq.khz);
+	fprintf(f, ",\n  \"tsc_khz_source\": ");
+	json_str(f, r->freq.src);
+	fprintf(f, ",\n  \"tsc_khz_detail\": ");
+	json_str(f, r->freq.how);
+	fprintf(f, ",\n  \"error_bound_ppb\": ");
+	json_u64_or_null(f, bound, i->err_ppb);
 	fprintf(f, ",\n  \"calibrated\": %s", i->calibrated ? "true" : "false");
-	fprintf(f, ",\n  \"calibration_ns\": %llu", (unsigned long long)i->calib_ns);
-	fprintf(f, ",\n  \"conversion\": {\"mult\": %llu, \"shift\": %u, \"source\": \"%s\"}",
-		(unsigned long long)i->mult, i->shift, tsc_src_name(i->src));
-	fprintf(f, ",\n  \"clocksource\": ");
-	if (*i->clocksource)
-		json_str(f, i->clocksource);
+	fprintf(f, ",\n  \"calibration_ns\": ");
+	json_u64_or_null(f, i->calib_ns, i->calib_ns);
+	fprintf(f, ",\n  \"conversion\": ");
+	if (i->src)
+		fprintf(f, "{\"mult\": %llu, \"shift\": %u, \"source\": \"%s\"}",
+			(unsigned long long)i->mult, i->shift, tsc_src_name(i->src));
 	else
 		fprintf(f, "null");
+	fprintf(f, ",\n  \"clocksource\": ");
+	json_str(f, *i->clocksource ? i->clocksource : NULL);
 	fprintf(f, ",\n  \"clocksource_is_tsc\": %s", cs_is_tsc(i->clocksource) ? "true" : "false");
 	fprintf(f, ",\n  \"kernel_series\": %s", i->kernel_series ? "true" : "false");
 	fprintf(f, ",\n  \"tsc_stable\": ");
@@ -170,7 +282,8 @@ void print_json(FILE *f, const struct report *r)
 		fprintf(f, "null");
 	else
 		fprintf(f, "%d", i->vdso_raw);
-	fprintf(f, ",\n  \"rdtsc_trapped\": \"%s\"", trap_kind(i));
+	fprintf(f, ",\n  \"rdtsc_trapped\": ");
+	json_str(f, strcmp(trap_kind(i), "unknown") ? trap_kind(i) : NULL);
 	fprintf(f, ",\n  \"tsc_user\": ");
 	if (i->tsc_user_value >= 0)	/* the kernel's value, also one unknown here */
 		fprintf(f, "%lld", i->tsc_user_value);
@@ -180,19 +293,45 @@ void print_json(FILE *f, const struct report *r)
 		i->prctl_tsc == PR_TSC_SIGSEGV ? "\"sigsegv\"" : "null");
 	fprintf(f, ",\n  \"ordered_read\": \"%s\"", i->rdtscp ? "rdtscp" : "lfence-rdtsc");
 	fprintf(f, ",\n  \"cost_ns\": ");
-	if (r->cost.rdtsc >= 0)
-		fprintf(f, "{\"rdtsc\": %.1f, \"tsc_now_ns\": %.1f, \"clock_gettime\": %.1f}",
-			r->cost.rdtsc, r->cost.now_ns, r->cost.clock_gettime);
-	else
+	if (c->rdtsc >= 0 || c->clock_gettime >= 0) {
+		jcost(f, "{\"rdtsc\": ", c->rdtsc);
+		jcost(f, ", \"tsc_now_ns\": ", c->now_ns);
+		jcost(f, ", \"clock_gettime\": ", c->clock_gettime);
+		jcost(f, ", \"clock_gettime_syscall\": ", c->syscall);
+		fprintf(f, "}");
+	} else {
 		fprintf(f, "null");
-	if (r->have_xcpu)
+	}
+	if (r->have_xcpu) {
+		bool back = r->xcpu.backward;
+
 		fprintf(f, ",\n  \"cross_cpu\": {\"cpus\": %u, \"reads\": %llu, \"backward\": %llu, "
-			"\"worst_ticks\": %llu, \"worst_ns\": %llu, \"from_cpu\": %d, \"to_cpu\": %d}",
-			r->xcpu.cpus, (unsigned long long)r->xcpu.reads,
-			(unsigned long long)r->xcpu.backward,
-			(unsigned long long)r->xcpu.worst_ticks,
-			(unsigned long long)r->xcpu.worst_ns,
-			r->xcpu.worst_from_cpu, r->xcpu.worst_to_cpu);
+			"\"worst_ticks\": ", r->xcpu.cpus, (unsigned long long)r->xcpu.reads,
+			(unsigned long long)r->xcpu.backward);
+		json_u64_or_null(f, back, r->xcpu.worst_ticks);
+		fprintf(f, ", \"worst_ns\": ");
+		json_u64_or_null(f, back, r->xcpu.worst_ns);
+		fprintf(f, ", \"from_cpu\": ");
+		json_u64_or_null(f, back && r->xcpu.worst_from_cpu >= 0,
+				 (unsigned long long)r->xcpu.worst_from_cpu);
+		fprintf(f, ", \"to_cpu\": ");
+		json_u64_or_null(f, back && r->xcpu.worst_to_cpu >= 0,
+				 (unsigned long long)r->xcpu.worst_to_cpu);
+		fprintf(f, "}");
+	}
+	fprintf(f, ",\n  \"kernel_log\": ");
+	if (r->ff.klog.read) {
+		fprintf(f, "{\"tsc_khz_line\": ");
+		json_str(f, r->ff.klog.khz ? r->ff.klog.khz_line : NULL);
+		fprintf(f, ", \"tsc_unstable\": [");
+		for (n = 0; n < r->ff.klog.n; n++) {
+			fprintf(f, "%s", n ? ", " : "");
+			json_str(f, r->ff.klog.line[n]);
+		}
+		fprintf(f, "]}");
+	} else {
+		fprintf(f, "null");
+	}
 	fprintf(f, ",\n  \"reasons\": [");
 	for (n = 0; n < r->nreasons; n++) {
 		fprintf(f, "%s\n    {\"kind\": \"%s\", \"code\": ", n ? "," : "",

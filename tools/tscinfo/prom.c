@@ -81,20 +81,24 @@ static const char *kind_word(enum tsc_reason_kind k)
 
 static void reasons(FILE *f, const struct report *r)
 {
-	int n;
+	int n, decide = 0;
 
-	if (!r->nreasons)
+	/* Only what decides: notes are facts for people (--json has them);
+	 * as series they were most of the file. */
+	for (n = 0; n < r->nreasons; n++)
+		decide += r->reasons[n].kind != TSC_REASON_NOTE;
+	if (!decide)
 		return;
 	/* The code, not the text: texts carry kHz, factors and error bounds. */
 	family(f, "tsc_reason_info", "gauge",
 	       "libtsc's reasons for its decision, once per kind and code; kind: ok "
-	       "(a condition holds), no (it keeps the TSC from use), note; code: the "
+	       "(a condition holds), no (it keeps the TSC from use); code: the "
 	       "condition, a stable name (tsc_reasons(3), tscinfo --json has the texts).");
 	for (n = 0; n < r->nreasons; n++) {
 		/* Two series with the same labels are an error to the
 		 * collector (it fails the file, or serves one and logs it):
 		 * reasons of one kind and code (two kernel parameters) once. */
-		if (reason_repeats(r->reasons, n))
+		if (r->reasons[n].kind == TSC_REASON_NOTE || reason_repeats(r->reasons, n))
 			continue;
 		fprintf(f, "tsc_reason_info{kind=\"%s\",code=", kind_word(r->reasons[n].kind));
 		label_value(f, r->reasons[n].code);
@@ -105,8 +109,10 @@ static void reasons(FILE *f, const struct report *r)
 void print_prometheus(FILE *f, const struct report *r)
 {
 	const struct tsc_info *i = &r->info;
-	const char *how, *kind = gettime_kind(i, &how);
+	const char *how, *kind = gettime_kind(i, &r->cost, &how);
 
+	info(f, "tsc_build_info", "The tscinfo that wrote these metrics: its libtsc's version.",
+	     "version", tsc_version());
 	gauge(f, "tsc_usable", "Whether libtsc reads the TSC directly (1) or falls back "
 	      "to clock_gettime (0).", i->usable);
 	gauge(f, "tsc_kernel_series", "Whether the kernel has the tsckit series' files "
@@ -115,9 +121,8 @@ void print_prometheus(FILE *f, const struct report *r)
 	if (i->tsc_stable >= 0)
 		gauge(f, "tsc_stable", "Whether the kernel trusts the TSC (tsc0/tsc_stable).",
 		      i->tsc_stable);
-	if (*i->clocksource)
-		info(f, "tsc_clocksource_info", "The kernel's current clocksource.",
-		     "clocksource", i->clocksource);
+	/* No clocksource here: node_exporter's own
+	 * node_time_clocksource_current_info{clocksource} has it. */
 	/* How it is known apart, in an _info of its own: the value's series
 	 * keeps its identity when the kernel starts or stops saying it
 	 * (current_clocksource_vdso), and no other _info is about it. */
@@ -128,11 +133,12 @@ void print_prometheus(FILE *f, const struct report *r)
 		     "current_clocksource_vdso (the kernel says) or clocksource (inferred).",
 		     "from", how);
 	}
-	if (i->khz) {
+	if (r->freq.khz) {
 		gauge(f, "tsc_frequency_hertz", "The TSC's frequency.",
-		      i->khz * 1000);
-		info(f, "tsc_frequency_source_info", "Where the TSC frequency comes from.",
-		     "source", tsc_src_name(i->khz_src));
+		      r->freq.khz * 1000);
+		info(f, "tsc_frequency_source_info", "Where the TSC frequency comes from: "
+		     "libtsc's source (tsc_src_name(3)), or kernel-log, cpuid-15h, "
+		     "cpuid-hypervisor, cpuid-16h, live-state (tscinfo(1)).", "source", r->freq.src);
 	}
 	if (i->tsc_user_value >= 0)
 		user_policy(f, i->tsc_user_value);
