@@ -126,10 +126,13 @@ struct tsc_opts {
 	enum tsc_fallback fallback;
 	/* The watcher thread, "tsc-watch", runs with every signal blocked.
 	 * watcher_cpus: the CPUs it may run on, a cpu_set_t (or CPU_ALLOC
-	 * set) of watcher_cpus_size bytes, copied at open; NULL: inherited.
-	 * watcher_policy: 0 inherited, else SCHED_FIFO or SCHED_RR at
-	 * watcher_priority.  What the system refuses (EPERM, CPUs not
-	 * allowed) is said in the reasons, and the watcher runs without it. */
+	 * set) of watcher_cpus_size bytes, copied at open; NULL: the
+	 * housekeeping CPUs (online, not isolated nor nohz_full; all online
+	 * if that leaves none), whatever the opener's affinity.
+	 * watcher_policy: 0 SCHED_OTHER, whatever the opener's policy,
+	 * else SCHED_FIFO or SCHED_RR at watcher_priority.  What the system
+	 * refuses (EPERM, CPUs not allowed) is said in the reasons, and the
+	 * watcher runs without it. */
 	const void *watcher_cpus;
 	size_t watcher_cpus_size;
 	int watcher_policy;

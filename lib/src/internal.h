@@ -4,6 +4,7 @@
 #define TSC_INTERNAL_H
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <tsc.h>
 
@@ -40,6 +41,10 @@ enum {	/* cpuinfo flags that matter, as bits */
 };
 /* Flags common to every "flags" line; -ENODATA when there is none. */
 int tsc__parse_cpuinfo(const char *buf, size_t len, unsigned int *flags);
+
+/* --- CPU lists (cpus.c) */
+int tsc__parse_cpulist(const char *buf, size_t len, cpu_set_t *set);
+int tsc__housekeeping(const char *root, cpu_set_t *set, char *why, size_t cap);
 
 /* --- kernel word lists (cmdline.c) */
 int tsc__parse_has_name(const char *buf, size_t len, const char *name, bool *has);
@@ -284,6 +289,7 @@ struct tsc {
 	bool rearm;		/* a forked child's: start watching at next call */
 	char watch_why[256];	/* watcher settings the system refused */
 	void *wcpus;		/* copy of opts.watcher_cpus */
+	bool place_self;	/* the watcher keeps to the housekeeping CPUs */
 	struct tsc *reg_next, *reg_prev;	/* every open handle, for fork() */
 };
 

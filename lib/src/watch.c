@@ -27,6 +27,7 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -164,6 +165,43 @@ TSC_API int tsc_fd(struct tsc *t)
 	return tsc__set_errno(fd);
 }
 
+static void say_why(struct tsc *t, const char *fmt, ...)
+{
+	size_t len = strlen(t->watch_why);
+	va_list ap;
+
+	if (len)
+		len += (size_t)snprintf(t->watch_why + len, sizeof(t->watch_why) - len, "; ");
+	if (len >= sizeof(t->watch_why))
+		return;
+	va_start(ap, fmt);
+	vsnprintf(t->watch_why + len, sizeof(t->watch_why) - len, fmt, ap);
+	va_end(ap);
+}
+
+/* The watcher's own CPUs: the housekeeping ones, where it was created
+ * free to run anywhere.  What fails is said; it then runs anywhere. */
+static void place_self(struct tsc *t)
+{
+	char why[160];
+	cpu_set_t hk;
+	int err = tsc__housekeeping(t->root, &hk, why, sizeof(why));
+
+	if (err)
+		snprintf(why, sizeof(why),
+			 "housekeeping CPUs unknown (online: %s): the watcher may run on any CPU",
+			 tsc__strerr(err));
+	else if ((err = pthread_setaffinity_np(pthread_self(), sizeof(hk), &hk)))
+		snprintf(why, sizeof(why),
+			 "housekeeping CPUs refused (%s): the watcher may run on any CPU",
+			 strerror(err));
+	if (!*why)
+		return;
+	tsc__lock(t);
+	say_why(t, "%s", why);
+	tsc__unlock(t);
+}
+
 static void *watcher(void *arg)
 {
 	struct tsc *t = arg;
@@ -172,7 +210,10 @@ static void *watcher(void *arg)
 
 	/* A fork() waits for this (fork_prepare()). */
 	__atomic_store_n(&t->started, true, __ATOMIC_RELEASE);
-	/* Named by itself: naming another thread writes a /proc file. */
+	if (t->place_self)
+		place_self(t);
+	/* Named by itself: naming another thread writes a /proc file.
+	 * After its placement: a name says the watcher is settled. */
 	pthread_setname_np(pthread_self(), "tsc-watch");
 	/* At once: arm, and what tsc_open() left for after it (the files,
 	 * perf).  Without fds there is nothing to wait on. */
@@ -196,54 +237,65 @@ static const char *policy_name(int policy)
 	return policy == SCHED_FIFO ? "SCHED_FIFO" : policy == SCHED_RR ? "SCHED_RR" : "policy";
 }
 
-static int create(struct tsc *t, bool cpus, bool sched)
+static int create(struct tsc *t, const cpu_set_t *cpus, size_t size, int policy, int prio)
 {
-	struct sched_param sp = { .sched_priority = t->opts.watcher_priority };
+	struct sched_param sp = { .sched_priority = prio };
 	pthread_attr_t attr;
 	int err;
 
 	pthread_attr_init(&attr);
 	if (cpus)
-		pthread_attr_setaffinity_np(&attr, t->opts.watcher_cpus_size, t->wcpus);
-	if (sched) {
-		pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED);
-		pthread_attr_setschedpolicy(&attr, t->opts.watcher_policy);
-		pthread_attr_setschedparam(&attr, &sp);
-	}
+		pthread_attr_setaffinity_np(&attr, size, cpus);
+	pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED);
+	pthread_attr_setschedpolicy(&attr, policy);
+	pthread_attr_setschedparam(&attr, &sp);
 	err = pthread_create(&t->thread, &attr, watcher, t);
 	pthread_attr_destroy(&attr);
 	return err;
 }
 
 /* The thread is created with every signal blocked, so that it never
- * takes a process-directed signal the caller blocks later (signalfd),
- * and with the CPUs and policy asked for; what the system refuses is
- * dropped and said in watch_why, written before the thread runs. */
+ * takes a process-directed signal the caller blocks later (signalfd).
+ * Unless the options say otherwise, it runs SCHED_OTHER on the
+ * housekeeping CPUs (cpus.c), whatever the opener's policy and CPUs:
+ * an opener may be a SCHED_FIFO thread pinned to an isolated core,
+ * where a watcher would never run or would take the core's time.  It is
+ * created free to run on any CPU and keeps to the housekeeping ones
+ * itself (place_self()), so that the opener reads no file for it.  What
+ * the system refuses is dropped and said in watch_why, written before
+ * the thread runs. */
 static int start_thread(struct tsc *t)
 {
-	bool cpus = t->wcpus, sched = t->opts.watcher_policy;
+	const cpu_set_t *cpus = t->wcpus;
+	size_t size = t->opts.watcher_cpus_size;
+	int policy = t->opts.watcher_policy ? t->opts.watcher_policy : SCHED_OTHER;
+	int prio = t->opts.watcher_policy ? t->opts.watcher_priority : 0;
 	sigset_t all, old;
-	size_t len;
-	int err;
+	cpu_set_t any;
+	int err, c;
 
 	t->watch_why[0] = 0;
+	t->place_self = !cpus;
+	if (!cpus) {
+		CPU_ZERO(&any);
+		for (c = 0; c < CPU_SETSIZE; c++)
+			CPU_SET(c, &any);
+		cpus = &any;
+		size = sizeof(any);
+	}
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	err = create(t, cpus, sched);
-	if (sched && (err == EPERM || err == EINVAL)) {
-		snprintf(t->watch_why, sizeof(t->watch_why),
-			 "watcher %s %d refused (%s): it runs with the inherited policy",
-			 policy_name(t->opts.watcher_policy), t->opts.watcher_priority,
-			 strerror(err));
-		sched = false;
-		err = create(t, cpus, sched);
+	err = create(t, cpus, size, policy, prio);
+	if (policy != SCHED_OTHER && (err == EPERM || err == EINVAL)) {
+		say_why(t, "watcher %s %d refused (%s): it runs SCHED_OTHER",
+			policy_name(policy), prio, strerror(err));
+		policy = SCHED_OTHER;
+		prio = 0;
+		err = create(t, cpus, size, policy, prio);
 	}
-	if (cpus && err == EINVAL) {
-		len = strlen(t->watch_why);
-		snprintf(t->watch_why + len, sizeof(t->watch_why) - len,
-			 "%swatcher CPUs refused (%s): it runs on the inherited ones",
-			 len ? "; " : "", strerror(err));
-		err = create(t, false, sched);
+	if (err == EINVAL) {
+		say_why(t, "watcher CPUs refused (%s): it runs on the opener's", strerror(err));
+		err = create(t, NULL, 0, policy, prio);
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (err)

@@ -15,12 +15,42 @@ static void num(const char *s, size_t len, int err, uint64_t v)
 		CHECK(out == 12345, "parse_u64 stored on error");
 }
 
+/* A CPU list: err, and for 0 the count and the highest CPU (-1: none). */
+static void cpus(const char *s, size_t len, int err, int count, int last)
+{
+	cpu_set_t set;
+	int r = tsc__parse_cpulist(s, len, &set), c;
+
+	CHECK(r == err, "parse_cpulist(%.*s): %d, want %d", (int)len, s, r, err);
+	if (r || err)
+		return;
+	for (c = CPU_SETSIZE - 1; c >= 0 && !CPU_ISSET(c, &set); c--)
+		;
+	CHECK(CPU_COUNT(&set) == count && c == last, "parse_cpulist(%.*s): %d CPUs up to %d",
+	      (int)len, s, CPU_COUNT(&set), c);
+}
+
 int main(void)
 {
 	unsigned int fl = 0;
 	struct cpuid_set s;
 	char name[32];
 
+	cpus("0-3,8,10-11\n", 12, 0, 7, 11);
+	cpus("1\n", 2, 0, 1, 1);
+	cpus("\n", 1, 0, 0, -1);
+	cpus("", 0, 0, 0, -1);
+	cpus("0-1023\n", 7, 0, 1024, 1023);
+	cpus("1024\n", 5, -EINVAL, 0, 0);
+	cpus("99999999999999999999\n", 21, -EINVAL, 0, 0);
+	cpus("(null)\n", 7, -EINVAL, 0, 0);
+	cpus("3-1\n", 4, -EINVAL, 0, 0);
+	cpus("1,\n", 3, -EINVAL, 0, 0);
+	cpus(",1\n", 3, -EINVAL, 0, 0);
+	cpus("1-\n", 3, -EINVAL, 0, 0);
+	cpus("1 2\n", 4, -EINVAL, 0, 0);
+	cpus("1\n\n", 3, -EINVAL, 0, 0);
+	cpus("1\0002\n", 4, -EINVAL, 0, 0);
 	num("2596122\n", 8, 0, 2596122);
 	num("0\n", 2, 0, 0);
 	num("18446744073709551615\n", 21, 0, UINT64_MAX);

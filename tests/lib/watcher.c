@@ -137,6 +137,102 @@ static void cpus_and_policy(void)
 	tsc_close(t);
 }
 
+/* The live housekeeping CPUs as the kernel lists them: online, less
+ * isolated and nohz_full; all online if that leaves none. */
+static void housekeeping(cpu_set_t *set)
+{
+	static const char *const files[] = { "online", "isolated", "nohz_full" };
+	char path[64], line[1024], *tok, *save;
+	cpu_set_t lists[3];
+	unsigned int a, b;
+	int k;
+	FILE *f;
+
+	for (k = 0; k < 3; k++) {
+		CPU_ZERO(&lists[k]);
+		snprintf(path, sizeof(path), "/sys/devices/system/cpu/%s", files[k]);
+		f = fopen(path, "r");
+		if (!f || !fgets(line, sizeof(line), f))
+			line[0] = 0;
+		if (f)
+			fclose(f);
+		for (tok = strtok_r(line, ",\n", &save); tok; tok = strtok_r(NULL, ",\n", &save)) {
+			if (sscanf(tok, "%u-%u", &a, &b) == 1)
+				b = a;
+			for (; a <= b && a < CPU_SETSIZE; a++)
+				CPU_SET(a, &lists[k]);
+		}
+	}
+	CPU_OR(&lists[1], &lists[1], &lists[2]);
+	CPU_XOR(set, &lists[0], &lists[1]);
+	CPU_AND(set, set, &lists[0]);
+	if (!CPU_COUNT(set))
+		*set = lists[0];
+}
+
+/* An opener pinned to one CPU, SCHED_FIFO where it may be: by default
+ * the watcher runs SCHED_OTHER on the housekeeping CPUs, not on the
+ * opener's CPU at the opener's policy. */
+static void pinned_opener(void)
+{
+	struct sched_param sp = { .sched_priority = 10 };
+	cpu_set_t one, want, got;
+	bool fifo;
+	struct tsc *t;
+	pid_t tid;
+	int c;
+
+	housekeeping(&want);
+	CPU_ZERO(&one);
+	sched_getaffinity(0, sizeof(got), &got);
+	for (c = CPU_SETSIZE - 1; c >= 0 && !CPU_ISSET(c, &got); c--)
+		;
+	CPU_SET(c, &one);
+	CHECK(!sched_setaffinity(0, sizeof(one), &one), "pin to CPU %d: %s", c, strerror(errno));
+	fifo = !sched_setscheduler(0, SCHED_FIFO, &sp);
+	printf("# opener on CPU %d, %s; %d housekeeping CPUs\n", c,
+	       fifo ? "SCHED_FIFO 10" : "SCHED_OTHER (FIFO refused)", CPU_COUNT(&want));
+	t = tsc_open(NULL);
+	CHECK(t, "open: %s", strerror(errno));
+	if (!t)
+		return;
+	tid = watcher_tid();
+	CHECK(tid > 0, "no watcher");
+	CHECK(sched_getscheduler(tid) == SCHED_OTHER, "watcher policy %d, want SCHED_OTHER",
+	      sched_getscheduler(tid));
+	CHECK(!sched_getaffinity(tid, sizeof(got), &got) && CPU_EQUAL(&got, &want),
+	      "watcher on %d CPUs, not the %d housekeeping ones", CPU_COUNT(&got),
+	      CPU_COUNT(&want));
+	tsc_close(t);
+	if (geteuid() == 0)
+		CHECK(fifo, "root could not become SCHED_FIFO: the FIFO case did not run");
+}
+
+/* A kernel that isolates CPU 1 of 0-1: the watcher keeps to CPU 0.
+ * (The dump's CPU lists, as every fact of a sysroot.) */
+static void isolated_cpu(void)
+{
+	char root[] = "/tmp/tsc-watcher-XXXXXX";
+	cpu_set_t got;
+	struct tsc *t;
+	pid_t tid;
+
+	CHECK(mkdtemp(root), "mkdtemp");
+	t_mkroot(root, 1000000);
+	t_write(root, "sys/devices/system/cpu/online", "0-1\n");
+	t_write(root, "sys/devices/system/cpu/isolated", "1\n");
+	t_write(root, "sys/devices/system/cpu/nohz_full", "(null)\n");
+	TSC_OPTS(o, .sysroot = root);
+	t = tsc_open(&o);
+	CHECK(t, "open %s: %s", root, strerror(errno));
+	tid = t ? watcher_tid() : -1;
+	CHECK(tid > 0 && !sched_getaffinity(tid, sizeof(got), &got) && CPU_COUNT(&got) == 1 &&
+	      CPU_ISSET(0, &got), "watcher not on CPU 0 alone (%d CPUs)", CPU_COUNT(&got));
+	CHECK(t && !t_reason(t, "refused"), "housekeeping CPU refused");
+	tsc_close(t);
+	t_rmroot(root);
+}
+
 /* As root, become nobody (the cases below need an unprivileged task). */
 static bool unprivileged(void)
 {
@@ -263,6 +359,8 @@ int main(void)
 	run("SIGTERM to a signalfd", sigterm_to_signalfd);
 	run("watcher CPUs and policy", cpus_and_policy);
 	run("refused CPUs", cpus_refused);
+	run("pinned, SCHED_FIFO opener", pinned_opener);
+	run("an isolated CPU", isolated_cpu);
 	run("refused policy", refused);
 	run("no fds", no_fds);
 	run("no thread", no_thread);
