@@ -120,14 +120,15 @@ TSC_API struct tsc *tsc_open(const struct tsc_opts *opts)
 		tsc_close(t);
 		return errno = ENOMEM, NULL;
 	}
+	/* Under the lock: the watcher may be saying why already (place_self()). */
+	tsc__lock(t);
+	if (err)
+		t->watch_err = err;
 	if (err || *t->watch_why) {
-		tsc__lock(t);
-		if (err)
-			t->watch_err = err;
 		t->redecide = true;
 		tsc__settle(t);
-		tsc__unlock(t);
 	}
+	tsc__unlock(t);
 	free(d);
 	tsc__register(t);
 	return t;

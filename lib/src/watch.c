@@ -262,8 +262,8 @@ static int create(struct tsc *t, const cpu_set_t *cpus, size_t size, int policy,
  * where a watcher would never run or would take the core's time.  It is
  * created free to run on any CPU and keeps to the housekeeping ones
  * itself (place_self()), so that the opener reads no file for it.  What
- * the system refuses is dropped and said in watch_why, written before
- * the thread runs. */
+ * the system refuses is dropped and said in watch_why: here, before the
+ * thread runs, or by the watcher under the lock. */
 static int start_thread(struct tsc *t)
 {
 	const cpu_set_t *cpus = t->wcpus;

@@ -233,6 +233,32 @@ static void isolated_cpu(void)
 	t_rmroot(root);
 }
 
+/* A dump without CPU lists: each watcher says so, under the lock, while
+ * its opener settles the handle (TSan: the two never race). */
+static void housekeeping_unknown(void)
+{
+	char root[] = "/tmp/tsc-watcher-XXXXXX";
+	struct tsc *t;
+	int k, said = 0;
+
+	CHECK(mkdtemp(root), "mkdtemp");
+	t_mkroot(root, 1000000);
+	TSC_OPTS(o, .sysroot = root);
+	for (k = 0; k < 20; k++) {
+		t = tsc_open(&o);
+		CHECK(t, "open %s: %s", root, strerror(errno));
+		if (!t)
+			break;
+		/* Named once placed: a look after that holds what it said. */
+		CHECK(watcher_tid() > 0, "no watcher");
+		tsc_process_events(t);
+		said += t_reason(t, "housekeeping CPUs unknown") != 0;
+		tsc_close(t);
+	}
+	CHECK(said == 20, "%d of 20 handles said the housekeeping CPUs are unknown", said);
+	t_rmroot(root);
+}
+
 /* As root, become nobody (the cases below need an unprivileged task). */
 static bool unprivileged(void)
 {
@@ -361,6 +387,7 @@ int main(void)
 	run("refused CPUs", cpus_refused);
 	run("pinned, SCHED_FIFO opener", pinned_opener);
 	run("an isolated CPU", isolated_cpu);
+	run("housekeeping CPUs unknown", housekeeping_unknown);
 	run("refused policy", refused);
 	run("no fds", no_fds);
 	run("no thread", no_thread);
