@@ -23,6 +23,7 @@
 
 static struct tsc *h;
 static int stop;
+static uint64_t limit_ns;	/* when a calibration that has not ended fails */
 static uint64_t backward, reads;
 
 static void *reader(void *arg)
@@ -121,7 +122,7 @@ static void with_watcher(const char *root, uint64_t khz, bool mono, int ms)
 	      "gives that yet", (unsigned long long)i.err_ppb);
 	for (k = 0; k < 2; k++)
 		pthread_create(&th[k], NULL, reader, (void *)(long)k);
-	while (!tsc_in_use(h) && mono_ns() - t0 < 3000000000ull)
+	while (!tsc_in_use(h) && mono_ns() - t0 < limit_ns)
 		t_sleep_ms(1);
 	t_use = mono_ns() - t0;
 	tsc_get_info(h, &i, sizeof(i));
@@ -134,7 +135,7 @@ static void with_watcher(const char *root, uint64_t khz, bool mono, int ms)
 	CHECK(width >= 200 || step < 1000,
 	      "the takeover stepped %+lld ns, as a switch with its 1 us margin does; reading the "
 	      "clock takes %llu ns here", (long long)step, (unsigned long long)width);
-	CHECK(tsc_in_use(h), "the TSC not in use 3 s after tsc_open()");
+	CHECK(tsc_in_use(h), "the TSC not in use %.1f s after tsc_open()", limit_ns / 1e9);
 	CHECK(i.src == TSC_SRC_CALIBRATION && i.err_ppb <= 1000,
 	      "taken with factors from %s, bound %llu ppb (at most 1000)",
 	      tsc_src_name(i.src), (unsigned long long)i.err_ppb);
@@ -192,7 +193,7 @@ static void without_watcher(const char *root)
 	      "no watcher: right after tsc_open() the fallback clock and a calibration only "
 	      "begun (in use %d, begun %d, over %llu ns, factors %s)", tsc_in_use(t),
 	      i.calibrated, (unsigned long long)i.calib_ns, tsc_src_name(i.src));
-	while (!tsc_in_use(t) && mono_ns() - t0 < 3000000000ull) {
+	while (!tsc_in_use(t) && mono_ns() - t0 < limit_ns) {
 		tsc_process_events(t);
 		calls++;
 		t_sleep_ms(1);
@@ -244,7 +245,7 @@ static void forced_unused(const char *root, bool watcher)
 	const char *how = watcher ? "watcher" : "tsc_process_events()";
 	struct tsc_info i;
 	struct tsc *t;
-	int ms;
+	int ms, limit;
 
 	t_write(root, "sys/devices/system/tsc/tsc0/tsc_stable", "0\n");
 	TSC_OPTS(o, .sysroot = root, .no_watcher = !watcher, .force_calibrate = true);
@@ -256,7 +257,7 @@ static void forced_unused(const char *root, bool watcher)
 		FAIL("forced, TSC not trusted (%s): no reason says calibrating", how);
 		t_print_reasons(t);
 	}
-	for (ms = 0; ms < 3000 && t_reason(t, "calibrating: "); ms += 10) {
+	for (ms = 0, limit = t_calib_limit_ms(); ms < limit && t_reason(t, "calibrating: "); ms += 10) {
 		if (!watcher)
 			tsc_process_events(t);
 		t_sleep_ms(10);
@@ -276,6 +277,7 @@ int main(void)
 	char root[] = "/tmp/tsc-calib-XXXXXX", cmd[128];
 	uint64_t khz = t_host_khz();
 
+	limit_ns = (uint64_t)t_calib_limit_ms() * 1000000;
 	perf_after_open();
 	if (!mkdtemp(root))
 		SKIP("mkdtemp: %s", strerror(errno));

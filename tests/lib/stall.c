@@ -158,7 +158,7 @@ static void takeover(const char *root, uint64_t khz, uint64_t skew)
 {
 	struct tsc_info i;
 	char p[200];
-	int ms;
+	int ms, limit;
 
 	t_mkroot(root, khz);
 	snprintf(p, sizeof(p), "%s/%s", root, TSC0 "tsc_khz");
@@ -176,7 +176,7 @@ static void takeover(const char *root, uint64_t khz, uint64_t skew)
 	readers_start();
 	stalls = 0;
 	h->stall = stalled;
-	for (ms = 0; ms < 5000 && !tsc_in_use(h); ms++) {
+	for (ms = 0, limit = t_calib_limit_ms(); ms < limit && !tsc_in_use(h); ms++) {
 		tsc_process_events(h);
 		t_sleep_ms(1);
 	}

@@ -61,7 +61,7 @@ static void fake(const char *file)
 	TSC_OPTS(o, .force_calibrate = true, .no_watcher = true);
 	live_t = tsc_open(&o);
 	CHECK(live_t, "open");
-	t_process(live_t, 3000);
+	t_process(live_t, t_calib_limit_ms());
 	tsc_get_info(live_t, &i, sizeof(i));
 	f = i.mult;
 	tsc_close(live_t);
