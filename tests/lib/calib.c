@@ -245,7 +245,7 @@ static void forced_unused(const char *root, bool watcher)
 	const char *how = watcher ? "watcher" : "tsc_process_events()";
 	struct tsc_info i;
 	struct tsc *t;
-	int ms, limit;
+	int ms;
 
 	t_write(root, "sys/devices/system/tsc/tsc0/tsc_stable", "0\n");
 	TSC_OPTS(o, .sysroot = root, .no_watcher = !watcher, .force_calibrate = true);
@@ -257,11 +257,7 @@ static void forced_unused(const char *root, bool watcher)
 		FAIL("forced, TSC not trusted (%s): no reason says calibrating", how);
 		t_print_reasons(t);
 	}
-	for (ms = 0, limit = t_calib_limit_ms(); ms < limit && t_reason(t, "calibrating: "); ms += 10) {
-		if (!watcher)
-			tsc_process_events(t);
-		t_sleep_ms(10);
-	}
+	ms = t_await_calibration(t, watcher, t_calib_limit_ms());
 	tsc_get_info(t, &i, sizeof(i));
 	CHECK(!i.usable && !tsc_in_use(t), "forced, TSC not trusted (%s): the TSC is used", how);
 	CHECK(i.src == TSC_SRC_CALIBRATION && i.khz && i.err_ppb && i.err_ppb <= 1000,

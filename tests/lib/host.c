@@ -28,7 +28,6 @@ static void line(const char *path, char *buf, int size)
 static void forced(bool watcher)
 {
 	const char *how = watcher ? "watcher" : "tsc_process_events()";
-	int ms, limit = t_calib_limit_ms();
 	struct tsc_info i;
 	struct tsc *t;
 
@@ -37,11 +36,7 @@ static void forced(bool watcher)
 	CHECK(t, "open (force_calibrate, %s): %s", how, strerror(errno));
 	if (!t)
 		return;
-	for (ms = 0; ms < limit && t_reason(t, "calibrating: "); ms++) {
-		if (!watcher)
-			tsc_process_events(t);
-		t_sleep_ms(1);
-	}
+	t_await_calibration(t, watcher, t_calib_limit_ms());
 	tsc_get_info(t, &i, sizeof(i));
 	CHECK(i.src == TSC_SRC_CALIBRATION, "forced calibration (%s) not used: %s", how,
 	      tsc_src_name(i.src));

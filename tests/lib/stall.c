@@ -176,7 +176,8 @@ static void takeover(const char *root, uint64_t khz, uint64_t skew)
 	readers_start();
 	stalls = 0;
 	h->stall = stalled;
-	for (ms = 0, limit = t_calib_limit_ms(); ms < limit && !tsc_in_use(h); ms++) {
+	for (ms = 0, limit = t_calib_limit_ms() > 5000 ? t_calib_limit_ms() : 5000;
+	     ms < limit && !tsc_in_use(h); ms++) {
 		tsc_process_events(h);
 		t_sleep_ms(1);
 	}

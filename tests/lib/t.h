@@ -414,30 +414,47 @@ static inline int t_kernel_tsc(const char *root, bool on)
  * a figure it checks. */
 static inline int t_calib_limit_ms(void)
 {
+	static int limit;
 	uint64_t w = UINT64_MAX, a, b;
 	int k;
 
+	if (limit)
+		return limit;
 	for (k = 0; k < 64; k++) {
 		a = t_clock(CLOCK_MONOTONIC_RAW);
 		b = t_clock(CLOCK_MONOTONIC_RAW);
 		if (b > a && b - a < w)
 			w = b - a;
 	}
-	if (w > 60000)
-		w = 60000;
-	return 3000 + (int)(10 * w);
+	/* Well within runtests' 120 s; no width seen: the 3 s alone. */
+	if (w == UINT64_MAX)
+		w = 0;
+	if (w > 6000)
+		w = 6000;
+	limit = 3000 + (int)(10 * w);
+	return limit;
 }
 
-/* Without a watcher, a calibration (or perf, asked after the open)
- * goes on only in tsc_process_events(): call it every ms while the TSC
- * waits for factors, for at most ms milliseconds. */
-static inline void t_process(struct tsc *t, int ms)
+/* Wait, for at most ms milliseconds, while a calibration (or perf,
+ * asked after the open) goes on.  Without a watcher it goes on only in
+ * tsc_process_events(): called every ms meanwhile.  Returns the ms
+ * waited. */
+static inline int t_await_calibration(struct tsc *t, bool watcher, int ms)
 {
-	while (ms-- > 0 && (t_reason(t, "calibrating: ") ||
-			    t_reason(t, "waiting for the perf mmap page"))) {
-		tsc_process_events(t);
+	uint64_t t0 = t_clock(CLOCK_MONOTONIC), end = t0 + (uint64_t)ms * 1000000;
+
+	while (t_clock(CLOCK_MONOTONIC) < end && (t_reason(t, "calibrating: ") ||
+						  t_reason(t, "waiting for the perf mmap page"))) {
+		if (!watcher)
+			tsc_process_events(t);
 		t_sleep_ms(1);
 	}
+	return (int)((t_clock(CLOCK_MONOTONIC) - t0) / 1000000);
+}
+
+static inline void t_process(struct tsc *t, int ms)
+{
+	t_await_calibration(t, false, ms);
 }
 
 /* This machine's TSC rate: the live decision's factors, else a
@@ -466,7 +483,7 @@ static inline uint64_t t_host_khz(void)
 	tsc_get_info(t, &i, sizeof(i));
 	tsc_close(t);
 	if (!i.khz || i.src != TSC_SRC_CALIBRATION) {
-		printf("# FAIL: this machine's TSC did not calibrate to 1 ppm (source %s, %llu kHz, "
+		printf("# FAIL: this machine's TSC did not calibrate (source %s, %llu kHz, "
 		       "bound %llu ppb)\n", tsc_src_name(i.src), (unsigned long long)i.khz,
 		       (unsigned long long)i.err_ppb);
 		exit(1);
