@@ -6,7 +6,7 @@ S := scripts
 
 .PHONY: run check check-kasan deps tree kernel guest export-series checkpatch \
 	each-patch scenario emucheck soak clean distclean lib tools install host-check bench \
-	fresh-check deb pkg-check metrics-check
+	fresh-check deb pkg-check metrics-check post-series
 
 run:			## boot the patched kernel: tscinfo, a live loss of trust in the TSC; tscinfo here
 	$(S)/demo
@@ -23,7 +23,7 @@ fresh-check:		## make check in a new Debian 12 chroot (debootstrap): catches mis
 deps:			## install the Debian packages the test bed needs
 	$(S)/install-deps
 
-tree: deps		## unpack linux-source-6.12 into build/linux, git am the series
+tree: deps		## unpack the kernel source (scripts/common.sh) into build/linux, git am the series
 	$(S)/kernel-tree
 
 kernel: tree		## configure and build the test kernel in build/obj
@@ -32,8 +32,11 @@ kernel: tree		## configure and build the test kernel in build/obj
 guest: tree		## build the test kernel, the guest's test programs and initramfs
 	TSCKIT_KERNEL=$(KERNEL) $(S)/guest-build
 
-export-series:		## save the commits in build/linux as kernel/series/
+export-series:		## save the commits in build/linux as the series of kernel/series/
 	$(S)/export-series
+
+post-series:		## the series to post, From: and Signed-off-by: yours, in build/post/
+	$(S)/post-series
 
 checkpatch:		## checkpatch.pl --strict on every patch of the series
 	$(S)/checkpatch-series

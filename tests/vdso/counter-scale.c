@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * counter_scale() of the kernel's lib/vdso/getcounter.c, checked on the
- * host against 128-bit arithmetic. The function is taken from the kernel
- * tree as it is (scripts/vdso-images-check cuts it out into the file that
- * COUNTER_SCALE names) and built with 64-bit multiplications only, as in
- * a 32-bit vDSO. Made-up factors: any mult, shifts from 0 to 200, deltas
- * at every edge, and random ones from a fixed seed. TAP on stdout.
+ * vtsc_scale() of the kernel's arch/x86/entry/vdso/common/vtsc.c, checked
+ * on the host against 128-bit arithmetic. The function is taken from the
+ * kernel tree as it is (scripts/vdso-images-check cuts it out, as
+ * counter_scale(), into the file that COUNTER_SCALE names) and built
+ * with 64-bit multiplications only, as in a 32-bit vDSO. Made-up
+ * factors: any mult, shifts from 0 to 200, deltas at every edge, and
+ * random ones from a fixed seed. TAP on stdout.
  */
 #include <stdbool.h>
 #include <stdint.h>
