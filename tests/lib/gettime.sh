@@ -7,6 +7,7 @@
 # dearer, "fast"; one clocksource, two verdicts, so no list of names can
 # pass both.  The figures stand beside the verdict in text and JSON and
 # agree with it; the metrics say "measured"; --no-cost measures nothing.
+# shellcheck disable=SC2046 # set -- $(facts ...): its five words, split
 set -u
 ti=$TSCINFO
 shim=$TSC_TEST_GETTIMESHIM
