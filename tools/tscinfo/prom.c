@@ -130,7 +130,8 @@ void print_prometheus(FILE *f, const struct report *r)
 		gauge(f, "tsc_clock_gettime_vdso", "Whether clock_gettime() is served "
 		      "by the vDSO (1) or is a system call (0).", !strcmp(kind, "vdso"));
 		info(f, "tsc_clock_gettime_vdso_info", "How tsc_clock_gettime_vdso is known: "
-		     "current_clocksource_vdso (the kernel says) or clocksource (inferred).",
+		     "current_clocksource_vdso (the kernel says), measured (against the "
+		     "system call) or clocksource (inferred from its name).",
 		     "from", how);
 	}
 	if (r->freq.khz) {
