@@ -495,11 +495,15 @@ static void json_open(FILE *f, const char *name, const struct open_time *o)
 	fputs("}", f);
 }
 
-/* Nothing here without a bound: null, as for a number not measured. */
+/*
+ * Nothing here without a bound: null, as for a number not measured; so is
+ * UINT64_MAX, libtsc's "no figure yet" (err_ppb before a calibration's
+ * first measurement).
+ */
 static void jppb(FILE *f, const char *key, bool known, uint64_t v)
 {
 	fputs(key, f);
-	if (known)
+	if (known && v != UINT64_MAX)
 		fprintf(f, "%llu", (unsigned long long)v);
 	else
 		fputs("null", f);
@@ -535,7 +539,7 @@ static void json_calib(FILE *f, const struct calib_startup *c)
 	fprintf(f, ",\n     \"took_over\": %s, \"use_ms\": ", c->took ? "true" : "false");
 	jnum(f, c->took ? c->use_ms : NAN);
 	jppb(f, ", \"bound_use_ppb\": ", c->took, c->use_err_ppb);
-	jppb(f, ", \"tsc_khz\": ", c->took, c->khz);
+	jppb(f, ", \"tsc_khz\": ", c->took && c->khz, c->khz);
 	fprintf(f, ", \"takeover_step_ns\": ");
 	if (c->took && c->switched)
 		fprintf(f, "%lld", (long long)c->takeover_step_ns);
