@@ -52,6 +52,25 @@ assert l["tsc_khz"] is None or l["tsc_khz"] > 0, l
 assert (l["source"] is None) == (l["mult"] is None) == (l["shift"] is None), l
 assert l["source"] != "none" and (l["mult"] is None or l["mult"] > 0), l
 assert l["error_bound_ppb"] is None or l["source"] == "calibration", l
+# No placeholder number anywhere: not libtsc's UINT64_MAX "no figure
+# yet", not a CPU -1; a cross-CPU check with nothing back has no worst.
+def numbers(o):
+    if isinstance(o, dict):
+        for v in o.values():
+            yield from numbers(v)
+    elif isinstance(o, list):
+        for v in o:
+            yield from numbers(v)
+    elif isinstance(o, (int, float)) and not isinstance(o, bool):
+        yield o
+bad = [v for v in numbers(d) if v in (-1, 2**64 - 1)]
+assert not bad, ("placeholder numbers in the JSON", bad)
+x = d["backward"].get("cross_cpu")
+if x and "error" not in x and x["backward"] == 0:
+    assert x["from_cpu"] is None and x["to_cpu"] is None and x["worst_ns"] is None, x
+for name, o in d["startup"].items():
+    if isinstance(o, dict) and "calibration_ms" in o:
+        assert o["calibration_ms"] is None or o["calibration_ms"] > 0, (name, o)
 s = d["drift"]["series"][0]
 assert len(s["samples"]) >= 5 and "ppm" in s["monotonic_raw"], "drift samples"
 assert d["backward"]["thread"]["reads"] > 0

@@ -489,8 +489,14 @@ static void json_open(FILE *f, const char *name, const struct open_time *o)
 	jkv(f, ", \"max\": ", o->max_us / 1e3);
 	fprintf(f, "}, \"source\": \"%s\", \"tsc_usable\": %s, \"calibration_ms\": ",
 		tsc_src_name(o->src), o->usable ? "true" : "false");
-	jnum(f, o->calib_ns / 1e6);
-	fprintf(f, ", \"error_bound_ppb\": %llu, \"mult_spread_ppm\": ", (unsigned long long)o->err_ppb);
+	jnum(f, o->calib_ns ? o->calib_ns / 1e6 : NAN);
+	/* UINT64_MAX is libtsc's "no figure yet": null, as tscbench(1) says. */
+	fputs(", \"error_bound_ppb\": ", f);
+	if (o->err_ppb != UINT64_MAX)
+		fprintf(f, "%llu", (unsigned long long)o->err_ppb);
+	else
+		fputs("null", f);
+	fputs(", \"mult_spread_ppm\": ", f);
 	jnum(f, o->mult_spread_ppm);
 	fputs("}", f);
 }
@@ -608,13 +614,17 @@ static void json_accuracy(FILE *f, const struct accuracy *a)
 	else
 		fputs("null", f);
 	fprintf(f, ",\n    \"cross_cpu\": ");
-	if (a->have_xcpu)
+	if (a->have_xcpu && a->xcpu.backward)
 		fprintf(f, "{\"cpus\": %u, \"reads\": %llu, \"backward\": %llu, \"worst_ticks\": %llu, "
 			"\"worst_ns\": %llu, \"from_cpu\": %d, \"to_cpu\": %d}",
 			a->xcpu.cpus, (unsigned long long)a->xcpu.reads,
 			(unsigned long long)a->xcpu.backward, (unsigned long long)a->xcpu.worst_ticks,
 			(unsigned long long)a->xcpu.worst_ns, a->xcpu.worst_from_cpu,
 			a->xcpu.worst_to_cpu);
+	else if (a->have_xcpu)	/* none went back: no worst pair */
+		fprintf(f, "{\"cpus\": %u, \"reads\": %llu, \"backward\": 0, \"worst_ticks\": null, "
+			"\"worst_ns\": null, \"from_cpu\": null, \"to_cpu\": null}",
+			a->xcpu.cpus, (unsigned long long)a->xcpu.reads);
 	else if (a->xcpu_err) {
 		fputs("{\"error\": ", f);
 		json_str(f, strerror(a->xcpu_err));
