@@ -79,8 +79,8 @@ static int __init tsc_unstable_init(void)
 	timer_setup_on_stack(&timer, mark_from_timer, 0);
 	mod_timer(&timer, jiffies + 1);
 	wait_for_completion(&marked);
-	del_timer_sync(&timer);
-	destroy_timer_on_stack(&timer);
+	timer_delete_sync(&timer);
+	timer_destroy_on_stack(&timer);
 	return 0;
 }
 module_init(tsc_unstable_init);
