@@ -470,6 +470,20 @@ static void jref(FILE *f, const char *name, const struct ref_drift *d)
 	fputs("}", f);
 }
 
+/*
+ * Nothing here without a bound: null, as for a number not measured; so is
+ * UINT64_MAX, libtsc's "no figure yet" (err_ppb before a calibration's
+ * first measurement).
+ */
+static void jppb(FILE *f, const char *key, bool known, uint64_t v)
+{
+	fputs(key, f);
+	if (known && v != UINT64_MAX)
+		fprintf(f, "%llu", (unsigned long long)v);
+	else
+		fputs("null", f);
+}
+
 static void json_open(FILE *f, const char *name, const struct open_time *o)
 {
 	fprintf(f, ",\n    \"%s\": ", name);
@@ -490,30 +504,12 @@ static void json_open(FILE *f, const char *name, const struct open_time *o)
 	fprintf(f, "}, \"source\": \"%s\", \"tsc_usable\": %s, \"calibration_ms\": ",
 		tsc_src_name(o->src), o->usable ? "true" : "false");
 	jnum(f, o->calib_ns ? o->calib_ns / 1e6 : NAN);
-	/* UINT64_MAX is libtsc's "no figure yet": null, as tscbench(1) says. */
-	fputs(", \"error_bound_ppb\": ", f);
-	if (o->err_ppb != UINT64_MAX)
-		fprintf(f, "%llu", (unsigned long long)o->err_ppb);
-	else
-		fputs("null", f);
+	jppb(f, ", \"error_bound_ppb\": ", true, o->err_ppb);
 	fputs(", \"mult_spread_ppm\": ", f);
 	jnum(f, o->mult_spread_ppm);
 	fputs("}", f);
 }
 
-/*
- * Nothing here without a bound: null, as for a number not measured; so is
- * UINT64_MAX, libtsc's "no figure yet" (err_ppb before a calibration's
- * first measurement).
- */
-static void jppb(FILE *f, const char *key, bool known, uint64_t v)
-{
-	fputs(key, f);
-	if (known && v != UINT64_MAX)
-		fprintf(f, "%llu", (unsigned long long)v);
-	else
-		fputs("null", f);
-}
 
 static void json_calib(FILE *f, const struct calib_startup *c)
 {
