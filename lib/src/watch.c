@@ -237,6 +237,7 @@ static const char *policy_name(int policy)
 	return policy == SCHED_FIFO ? "SCHED_FIFO" : policy == SCHED_RR ? "SCHED_RR" : "policy";
 }
 
+/* policy -1: the opener's policy and priority, inherited. */
 static int create(struct tsc *t, const cpu_set_t *cpus, size_t size, int policy, int prio)
 {
 	struct sched_param sp = { .sched_priority = prio };
@@ -246,9 +247,11 @@ static int create(struct tsc *t, const cpu_set_t *cpus, size_t size, int policy,
 	pthread_attr_init(&attr);
 	if (cpus)
 		pthread_attr_setaffinity_np(&attr, size, cpus);
-	pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED);
-	pthread_attr_setschedpolicy(&attr, policy);
-	pthread_attr_setschedparam(&attr, &sp);
+	if (policy >= 0) {
+		pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED);
+		pthread_attr_setschedpolicy(&attr, policy);
+		pthread_attr_setschedparam(&attr, &sp);
+	}
 	err = pthread_create(&t->thread, &attr, watcher, t);
 	pthread_attr_destroy(&attr);
 	return err;
@@ -263,7 +266,8 @@ static int create(struct tsc *t, const cpu_set_t *cpus, size_t size, int policy,
  * created free to run on any CPU and keeps to the housekeeping ones
  * itself (place_self()), so that the opener reads no file for it.  What
  * the system refuses is dropped and said in watch_why: here, before the
- * thread runs, or by the watcher under the lock. */
+ * thread runs, or by the watcher under the lock.  If even SCHED_OTHER is
+ * refused, the watcher inherits the opener's policy. */
 static int start_thread(struct tsc *t)
 {
 	const cpu_set_t *cpus = t->wcpus;
@@ -295,7 +299,17 @@ static int start_thread(struct tsc *t)
 	}
 	if (err == EINVAL) {
 		say_why(t, "watcher CPUs refused (%s): it runs on the opener's", strerror(err));
-		err = create(t, NULL, 0, policy, prio);
+		cpus = NULL;
+		size = 0;
+		err = create(t, cpus, size, policy, prio);
+	}
+	/* SCHED_OTHER may be refused too: a SCHED_IDLE opener may not
+	 * leave it without CAP_SYS_NICE or RLIMIT_NICE.  A watcher at the
+	 * opener's policy is better than none. */
+	if (err == EPERM) {
+		say_why(t, "watcher SCHED_OTHER refused (%s): it runs at the opener's policy",
+			strerror(err));
+		err = create(t, cpus, size, -1, 0);
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (err)

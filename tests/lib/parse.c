@@ -48,6 +48,8 @@ int main(void)
 	cpus("1,\n", 3, -EINVAL, 0, 0);
 	cpus(",1\n", 3, -EINVAL, 0, 0);
 	cpus("1-\n", 3, -EINVAL, 0, 0);
+	cpus("a\n", 2, -EINVAL, 0, 0);
+	cpus("0-4095\n", 7, -EINVAL, 0, 0);
 	cpus("1 2\n", 4, -EINVAL, 0, 0);
 	cpus("1\n\n", 3, -EINVAL, 0, 0);
 	cpus("1\0002\n", 4, -EINVAL, 0, 0);

@@ -4,7 +4,8 @@
  * and read from a signalfd does not kill the process; its mask holds
  * every signal), it is named
  * tsc-watch, it runs on the CPUs and at the policy asked for, and says
- * so when the system refuses them.  Without fds or a thread (EMFILE,
+ * so when the system refuses them (even SCHED_OTHER, to a SCHED_IDLE
+ * opener).  Without fds or a thread (EMFILE,
  * EAGAIN) tsc_open() still gives a handle that decides and reads, and
  * says it cannot follow the kernel.  Each case runs in a child.  In
  * the guest (T_GUEST) the signalfd case's handle must use the live TSC.
@@ -306,6 +307,35 @@ static void refused(void)
 	tsc_close(t);
 }
 
+/* Unprivileged SCHED_IDLE opener: the kernel refuses it SCHED_OTHER
+ * (RLIMIT_NICE 0), so the watcher inherits SCHED_IDLE, and says so,
+ * rather than not running at all. */
+static void idle_opener(void)
+{
+	struct sched_param sp = { .sched_priority = 0 };
+	struct rlimit r = { 0, 0 };
+	struct tsc *t;
+	pid_t tid;
+	int pol;
+
+	setrlimit(RLIMIT_NICE, &r);
+	if (!unprivileged())
+		return;
+	CHECK(!sched_setscheduler(0, SCHED_IDLE, &sp), "SCHED_IDLE: %s", strerror(errno));
+	t = tsc_open(NULL);
+	CHECK(t, "open: %s", strerror(errno));
+	if (!t)
+		return;
+	tid = watcher_tid();
+	CHECK(tid > 0, "no watcher");
+	pol = tid > 0 ? sched_getscheduler(tid) : -1;
+	printf("# SCHED_IDLE opener: watcher policy %d\n", pol);
+	CHECK(pol == SCHED_OTHER || (pol == SCHED_IDLE && t_reason(t, "watcher SCHED_OTHER refused")),
+	      "watcher policy %d, or not said", pol);
+	CHECK(!t_reason(t, "cannot follow the kernel"), "no watcher thread");
+	tsc_close(t);
+}
+
 /* No fds (ulimit -n 3: none to spare; 4: one), with and without a
  * watcher: the handle decides and reads, and says it cannot follow. */
 static void no_fds(void)
@@ -389,6 +419,7 @@ int main(void)
 	run("an isolated CPU", isolated_cpu);
 	run("housekeeping CPUs unknown", housekeeping_unknown);
 	run("refused policy", refused);
+	run("SCHED_IDLE opener", idle_opener);
 	run("no fds", no_fds);
 	run("no thread", no_thread);
 	DONE();
