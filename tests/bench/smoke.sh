@@ -126,6 +126,37 @@ for w in "Cost per call" "Throughput" "Drift over" "tsc_open()" "rdtsc " \
 	grep -q "$w" "$d/out.txt" || no "table lacks '$w'"
 done
 
+# The TSC frequency and where it comes from: what tscinfo says, read by
+# the same code (tools/common/freq.c), in JSON and in the table's words.
+# A calibration's figure may differ by its bound: each run makes its own.
+make -s -C "$top/tools/tscinfo" O="$toolo" LIBO="$libo" > "$d/build.log" 2>&1 ||
+	{ sed 's/^/# /' "$d/build.log"; no "build tscinfo"; }
+"$toolo/tscinfo" --json --no-cost > "$d/ti.json"
+[ $? -le 1 ] || no "tscinfo --json: exit status above 1"
+"$toolo/tscinfo" --no-cost > "$d/ti.txt"
+python3 - "$d/out.json" "$d/ti.json" <<'PY' || no "the frequency differs from tscinfo's"
+import json, sys
+b = json.load(open(sys.argv[1]))["host"]
+t = json.load(open(sys.argv[2]))
+print("# tscbench: %s kHz from %s; tscinfo: %s kHz from %s" % (b.get("tsc_khz"),
+      b.get("tsc_khz_source"), t["tsc_khz"], t["tsc_khz_source"]))
+assert b["tsc_khz_source"] == t["tsc_khz_source"], "sources differ"
+if t["tsc_khz_source"] == "calibration":
+    assert abs(b["tsc_khz"] - t["tsc_khz"]) <= t["tsc_khz"] / 1000, "figures differ"
+else:
+    assert b["tsc_khz"] == t["tsc_khz"], "figures differ"
+    assert b["tsc_khz_detail"] == t["tsc_khz_detail"], "details differ"
+PY
+a=$(sed -n 's/^TSC frequency: *//p' "$d/out.txt")
+b=$(sed -n 's/^TSC frequency: *//p' "$d/ti.txt")
+echo "# table: TSC frequency: $a"
+case $b in
+*"(from calibration"*)
+	echo "$a" | grep -qE '^[0-9]+ kHz \(from calibration' ||
+		no "the table's 'TSC frequency: $a' is not a calibration's, as tscinfo's '$b'" ;;
+*)	[ -n "$a" ] && [ "$a" = "$b" ] || no "the table's 'TSC frequency: $a' is not tscinfo's '$b'" ;;
+esac
+
 # Command line.
 expect() {	# expect STATUS PATTERN ARGS...
 	want=$1 pat=$2

@@ -521,6 +521,10 @@ void methods_probe(struct env *e)
 		else
 			note("vdso_tsc_raw_to_ns", "%s", "delta to CLOCK_MONOTONIC_RAW ns");
 	}
+
+	/* The frequency and its source, read as tscinfo reads them. */
+	freq_facts_read(NULL, &e->ff);
+	freq_best(&e->info, &e->ff, &e->freq);
 }
 
 void methods_end(struct env *e)

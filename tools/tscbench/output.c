@@ -191,14 +191,14 @@ static void header(FILE *f, const struct env *e)
 			tsc_src_name(i->src));
 		if (i->src == TSC_SRC_CALIBRATION && i->err_ppb != UINT64_MAX)
 			fprintf(f, ", error bound %.3f ppm", i->err_ppb / 1000.0);
-		fprintf(f, ")");
+		fprintf(f, ")\n");
 	} else {
-		fprintf(f, "no conversion factors");
+		fprintf(f, "no conversion factors\n");
 	}
-	if (i->khz)
-		fprintf(f, ", %llu kHz\n", (unsigned long long)i->khz);
-	else
-		fprintf(f, ", frequency unknown\n");
+	/* The best figure known, as tscinfo gives it: libtsc's, else the
+	 * kernel log's or the CPU's. */
+	fprintf(f, "TSC frequency: ");
+	freq_print(f, &e->freq);
 }
 
 static void text_cost(FILE *f, const struct cfg *cfg, const struct env *e)
@@ -675,6 +675,12 @@ void print_json(FILE *f, const struct cfg *cfg, const struct env *e,
 		fputs("null", f);
 	else
 		fprintf(f, "%d", e->vdso_tsc_raw_rc);
+	fprintf(f, ",\n    \"tsc_khz\": ");
+	jppb(f, "", e->freq.khz != 0, e->freq.khz);
+	fprintf(f, ", \"tsc_khz_source\": ");
+	json_str(f, e->freq.src);
+	fprintf(f, ", \"tsc_khz_detail\": ");
+	json_str(f, e->freq.how);
 	/* Unknown is null: no factors, no frequency, no calibration's bound. */
 	fprintf(f, "},\n  \"libtsc\": {\"tsc_usable\": %s, \"source\": ",
 		i->usable ? "true" : "false");

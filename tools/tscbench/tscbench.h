@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <tsc.h>
 
+#include "freq.h"
 #include "msg.h"
 
 /* Exit codes: documented in tscbench.1 and the README (2 and 3: msg.h). */
@@ -87,6 +88,8 @@ struct env {
 	bool vdso;			/* AT_SYSINFO_EHDR present */
 	bool vdso_gettime;		/* __vdso_clock_gettime found */
 	bool gettime_vdso;		/* clock_gettime() is served by the vDSO */
+	struct freq_facts ff;		/* the TSC frequency, as tscinfo finds it */
+	struct freq freq;
 	int vdso_tsc_raw_rc;		/* first call: 0, -ENODEV, ...; 1 no symbol */
 	int vdso_tsc_to_ns_rc;
 	int cpus[1024];			/* online CPUs of the affinity set */

@@ -83,17 +83,7 @@ static const char *kind_word(enum tsc_reason_kind k)
 
 static void freq_text(FILE *f, const struct report *r)
 {
-	const struct freq *fr = &r->freq;
-
-	if (!fr->khz)
-		fprintf(f, "unknown (%s)\n", fr->how);
-	else if (!strcmp(fr->src, "kernel-log"))
-		fprintf(f, "%llu kHz (from the kernel log: %s)\n", (unsigned long long)fr->khz,
-			fr->how);
-	else if (*fr->how)
-		fprintf(f, "%llu kHz (from %s, %s)\n", (unsigned long long)fr->khz, fr->src, fr->how);
-	else
-		fprintf(f, "%llu kHz (from %s)\n", (unsigned long long)fr->khz, fr->src);
+	freq_print(f, &r->freq);
 	if (r->calib_unfinished)
 		fprintf(f, "                      --calibrate: no bound within 1 ppm after 2 s%s\n",
 			r->info.err_ppb != UINT64_MAX && r->info.calibrated ? "" :
