@@ -37,7 +37,7 @@ WARN	:= -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
 TOOL_CFLAGS := $(WARN) -std=gnu11 -D_GNU_SOURCE -I$(TOP)/lib/include -I$(LIBO)/include -I$(C) \
 	   -I$(TOP)/lib/src
 COMMON	:= opt.c json.c msg.c utf8.c freq.c klog.c
-COMMON_HDRS := opt.h json.h msg.h utf8.h freq.h
+COMMON_HDRS := opt.h json.h msg.h utf8.h freq.h gettime.h
 # freq.c reads CPUID through libtsc's helpers, which libtsc.so.0 does
 # not export: compiled in, as LIBSRCS.
 ALL_SRCS := $(addprefix $(D)/,$(SRCS)) $(addprefix $(C)/,$(COMMON)) \

@@ -8,20 +8,6 @@
 #include "json.h"
 #include "tscinfo.h"
 
-/* The TSC's clocksources: tsc-early until the TSC is calibrated again
- * at boot, then tsc. */
-bool cs_is_tsc(const char *cs)
-{
-	return !strcmp(cs, "tsc") || !strcmp(cs, "tsc-early");
-}
-
-/* Clocksources whose reads the x86 vDSO serves in user space. */
-static bool vdso_capable(const char *cs)
-{
-	return cs_is_tsc(cs) || !strcmp(cs, "kvm-clock") ||
-	       !strcmp(cs, "hyperv_clocksource_tsc_page");
-}
-
 bool measured_gettime(const struct cost *c)
 {
 	return c && c->clock_gettime >= 0 && c->syscall > 0;
@@ -33,17 +19,14 @@ const char *gettime_kind(const struct tsc_info *i, const struct cost *c, const c
 		*how = "current_clocksource_vdso";
 		return i->vdso_clock ? "vdso" : "syscall";
 	}
-	/* Served in user space, a call costs a fraction of the system
-	 * call's (tens of ns against hundreds); a vDSO that falls back
-	 * makes the system call itself, and costs as much. */
 	if (measured_gettime(c)) {
 		*how = "measured";
-		return c->clock_gettime * 2 < c->syscall ? "vdso" : "syscall";
+		return gettime_vdso_by_cost(c->clock_gettime, c->syscall) ? "vdso" : "syscall";
 	}
 	*how = "clocksource";
 	if (!*i->clocksource)
 		return "unknown";
-	return vdso_capable(i->clocksource) ? "vdso" : "syscall";
+	return gettime_vdso_capable(i->clocksource) ? "vdso" : "syscall";
 }
 
 void json_u64_or_null(FILE *f, bool known, unsigned long long v)

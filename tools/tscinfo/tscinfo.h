@@ -7,6 +7,7 @@
 
 #include "args.h"
 #include "freq.h"
+#include "gettime.h"
 #include "msg.h"
 
 /* Exit codes: documented in tscinfo.1 and the README (2 and 3: msg.h). */
@@ -71,7 +72,6 @@ void print_log(FILE *f, const char *event, const struct tsc_info *i, const struc
 	       const struct cost *c, const struct tsc_reason *rs, int nreasons, bool stepped);
 /* Unknown is a word in text, null in JSON: helpers for both. */
 void json_u64_or_null(FILE *f, bool known, unsigned long long v);
-bool cs_is_tsc(const char *cs);
 /* Both clock_gettime costs were measured. */
 bool measured_gettime(const struct cost *c);
 int read_user_traps(const char *sysroot, uint64_t *out);
