@@ -78,6 +78,49 @@ python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert isinstance(d
 "$ti" --cross-cpu=50 > /tmp/cli.$$.out; rc=$?
 grep -q "cross-CPU check:" /tmp/cli.$$.out || no "--cross-cpu: no result line (exit $rc)"
 
+# --cross-cpu live: on every CPU this process may use, on one (taskset -c
+# 0), and where RDTSC may not run (PR_SET_TSC): figures or words, never a
+# placeholder (a CPU -1, UINT64_MAX, "0 ticks (0 ns)" for a step nobody
+# saw).  One CPU has no other to compare with: "not measured".
+nordtsc='not measured: RDTSC may not be executed in this process$'
+xcpu() {	# xcpu NAME WANT [PREFIX...]: tscinfo -x50 run by PREFIX
+	name=$1 want=$2
+	shift 2
+	"$@" "$ti" -x50 --no-cost --verbose > /tmp/cli.$$.out 2>&1
+	rc=$?
+	line=$(grep '^cross-CPU check:' /tmp/cli.$$.out)
+	echo "# --cross-cpu, $name: $line"
+	[ "$rc" -le 1 ] || no "--cross-cpu, $name: exit $rc"
+	echo "$line" | sed 's/^cross-CPU check: *//' | grep -qE -- "$want|$nordtsc" ||
+		no "--cross-cpu, $name: the line is not '$want'"
+	if grep -nE -- '(^|[^0-9.])-1([^0-9]|$)|18446744073709551615|[^0-9]0 ticks|\(0 ns\)|(^|[^0-9])1 CPUs' \
+		/tmp/cli.$$.out > /tmp/cli.$$.ph; then
+		no "--cross-cpu, $name: placeholders:"
+		sed 's/^/# /' /tmp/cli.$$.ph
+	fi
+	"$@" "$ti" -x50 --no-cost --json 2> /dev/null | python3 -c '
+import json, sys
+x = json.load(sys.stdin)["cross_cpu"]
+assert x is None or not [k for k, v in x.items() if v in (-1, 2**64 - 1)], x
+assert x is None or x["backward"] or x["worst_ns"] is None, x' ||
+		no "--cross-cpu --json, $name: a placeholder in cross_cpu"
+}
+measured='^[0-9]+ CPUs, [0-9]+ reads, (none went back|[0-9]+ backward, worst [0-9]+ ticks \(([0-9]+ ns|ns unknown: no frequency)\), CPU [0-9]+ -> [0-9]+)$'
+if [ "$(nproc)" -ge 2 ]; then
+	xcpu "$(nproc) CPUs" "$measured"
+else
+	echo "# --cross-cpu on every CPU: one CPU only here"
+fi
+if command -v taskset > /dev/null; then
+	xcpu "taskset -c 0" "^not measured: one CPU in this process's affinity set" taskset -c 0
+else
+	no "taskset (util-linux) is not installed: --cross-cpu on one CPU not tried"
+fi
+xcpu "PR_SET_TSC PR_TSC_SIGSEGV" "$nordtsc" python3 -c '
+import ctypes, os, sys
+ctypes.CDLL(None).prctl(26, 2, 0, 0, 0)	# PR_SET_TSC, PR_TSC_SIGSEGV
+os.execv(sys.argv[1], sys.argv[1:])'
+
 # --help and tscinfo(1) list the same options, short and long.
 man_opts() {	# the options of OPTIONS in tscinfo(1), one a line
 	sed -n '/^\.SH OPTIONS/,/^\.SH /p' "$man" | grep -A1 '^\.TP' | grep -v '^\.TP\|^--' |

@@ -114,6 +114,62 @@ static void why_text(FILE *f, const struct report *r)
 	}
 }
 
+/* The worst cross-CPU step in ns: by libtsc's factors, else by the best
+ * frequency known.  false when neither is known: libtsc's worst_ns is
+ * then 0, which is no measurement. */
+static bool xcpu_worst_ns(const struct report *r, uint64_t *ns)
+{
+	uint64_t ticks = r->xcpu.worst_ticks;
+
+	if (r->info.src && r->info.mult) {
+		*ns = (uint64_t)(((unsigned __int128)ticks * r->info.mult) >> r->info.shift);
+		return true;
+	}
+	if (r->freq.khz) {
+		*ns = (uint64_t)((unsigned __int128)ticks * 1000000 / r->freq.khz);
+		return true;
+	}
+	return false;
+}
+
+/* --cross-cpu: what was seen, or why nothing was.  One CPU in the
+ * affinity set (taskset -c 0) has none to compare with: its reads
+ * prove nothing across CPUs. */
+static void xcpu_text(FILE *f, const struct report *r)
+{
+	const struct tsc_xcpu_result *x = &r->xcpu;
+	uint64_t ns;
+
+	if (!r->cfg->cross_cpu)
+		return;
+	fprintf(f, "cross-CPU check:      ");
+	if (!r->have_xcpu) {
+		fprintf(f, "not measured: %s\n", r->xcpu_err == ENODEV ?
+			"RDTSC may not be executed in this process" : strerror(r->xcpu_err));
+		return;
+	}
+	if (x->cpus < 2) {
+		fprintf(f, "not measured: one CPU in this process's affinity set, no other "
+			"to compare it with\n");
+		return;
+	}
+	fprintf(f, "%u CPUs, %llu reads, ", x->cpus, (unsigned long long)x->reads);
+	if (!x->backward) {
+		fprintf(f, "none went back\n");
+		return;
+	}
+	fprintf(f, "%llu backward, worst %llu ticks", (unsigned long long)x->backward,
+		(unsigned long long)x->worst_ticks);
+	if (xcpu_worst_ns(r, &ns))
+		fprintf(f, " (%llu ns)", (unsigned long long)ns);
+	else
+		fprintf(f, " (ns unknown: no frequency)");
+	if (x->worst_from_cpu >= 0 && x->worst_to_cpu >= 0)
+		fprintf(f, ", CPU %d -> %d\n", x->worst_from_cpu, x->worst_to_cpu);
+	else
+		fprintf(f, ", CPUs unknown\n");
+}
+
 static const char *usable_text(const struct report *r)
 {
 	if (r->info.usable)
@@ -161,16 +217,7 @@ void print_text(FILE *f, const struct report *r)
 	if (r->cost.rdtsc >= 0)
 		fprintf(f, "read cost:            RDTSC %.1f ns, tsc_now_ns %.1f ns\n",
 			r->cost.rdtsc, r->cost.now_ns);
-	if (r->have_xcpu && r->xcpu.backward)
-		fprintf(f, "cross-CPU check:      %u CPUs, %llu reads, %llu backward, worst %llu ticks (%llu ns) CPU %d -> %d\n",
-			r->xcpu.cpus, (unsigned long long)r->xcpu.reads,
-			(unsigned long long)r->xcpu.backward,
-			(unsigned long long)r->xcpu.worst_ticks,
-			(unsigned long long)r->xcpu.worst_ns,
-			r->xcpu.worst_from_cpu, r->xcpu.worst_to_cpu);
-	else if (r->have_xcpu)
-		fprintf(f, "cross-CPU check:      %u CPUs, %llu reads, none went back\n",
-			r->xcpu.cpus, (unsigned long long)r->xcpu.reads);
+	xcpu_text(f, r);
 	/* The notes (facts that decide nothing) only when asked for. */
 	fprintf(f, "reasons:%s\n", r->cfg->verbose ? "" : " (--verbose: with the notes)");
 	for (n = 0; n < r->nreasons; n++)
@@ -277,13 +324,14 @@ void print_json(FILE *f, const struct report *r)
 	}
 	if (r->have_xcpu) {
 		bool back = r->xcpu.backward;
+		uint64_t ns = 0;
 
 		fprintf(f, ",\n  \"cross_cpu\": {\"cpus\": %u, \"reads\": %llu, \"backward\": %llu, "
 			"\"worst_ticks\": ", r->xcpu.cpus, (unsigned long long)r->xcpu.reads,
 			(unsigned long long)r->xcpu.backward);
 		json_u64_or_null(f, back, r->xcpu.worst_ticks);
 		fprintf(f, ", \"worst_ns\": ");
-		json_u64_or_null(f, back, r->xcpu.worst_ns);
+		json_u64_or_null(f, back && xcpu_worst_ns(r, &ns), ns);
 		fprintf(f, ", \"from_cpu\": ");
 		json_u64_or_null(f, back && r->xcpu.worst_from_cpu >= 0,
 				 (unsigned long long)r->xcpu.worst_from_cpu);
@@ -291,6 +339,8 @@ void print_json(FILE *f, const struct report *r)
 		json_u64_or_null(f, back && r->xcpu.worst_to_cpu >= 0,
 				 (unsigned long long)r->xcpu.worst_to_cpu);
 		fprintf(f, "}");
+	} else if (r->cfg->cross_cpu) {
+		fprintf(f, ",\n  \"cross_cpu\": null");
 	}
 	fprintf(f, ",\n  \"kernel_log\": ");
 	if (r->ff.klog.read) {

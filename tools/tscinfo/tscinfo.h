@@ -37,6 +37,7 @@ struct report {
 	int nreasons;
 	struct cost cost;
 	bool have_xcpu;
+	int xcpu_err;		/* --cross-cpu could not run: errno */
 	struct tsc_xcpu_result xcpu;
 	bool have_traps;	/* tsc0/user_traps could be read */
 	uint64_t user_traps;
