@@ -140,6 +140,35 @@ if [ -f "$man" ]; then
 	done
 fi
 
+# The frequency from each source tscinfo reads itself where libtsc has
+# none (tests/sysroots/variants, freq-*): the figure, and where it comes
+# from, in text, JSON and the metrics; the kernel log first, then CPUID
+# 0x15, the hypervisor's leaf, 0x16.
+freq() {	# freq VARIANT KHZ SOURCE FROM: FROM the text's "(from ...)"
+	"$ti" --sysroot "$TSC_TEST_VARIANTS/$1" > /tmp/cli.$$.out
+	line=$(grep '^TSC frequency:' /tmp/cli.$$.out)
+	echo "# $1: $line"
+	[ "$line" = "TSC frequency:        $2 kHz (from $4)" ] ||
+		no "$1: want 'TSC frequency: $2 kHz (from $4)'"
+	"$ti" --json --sysroot "$TSC_TEST_VARIANTS/$1" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+assert (d["tsc_khz"], d["tsc_khz_source"]) == (int(sys.argv[1]), sys.argv[2]), d' "$2" "$3" ||
+		no "$1: --json does not say $2 kHz from $3"
+	"$ti" --format=prometheus --sysroot "$TSC_TEST_VARIANTS/$1" > /tmp/cli.$$.prom
+	grep -qx "tsc_frequency_hertz ${2}000" /tmp/cli.$$.prom &&
+		grep -qx "tsc_frequency_source_info{source=\"$3\"} 1" /tmp/cli.$$.prom ||
+		no "$1: the metrics do not say $2 kHz from $3: $(grep '^tsc_freq' /tmp/cli.$$.prom)"
+}
+freq freq-cpuid15 2092800 cpuid-15h "cpuid-15h, the crystal's frequency times its ratio"
+freq freq-cpuid16 2100000 cpuid-16h \
+	"cpuid-16h, the processor's base frequency, which the TSC runs at on most CPUs; not promised"
+freq freq-hypervisor 2096015 cpuid-hypervisor "cpuid-hypervisor, CPUID 0x40000010, the hypervisor's word"
+freq freq-kernel-log 2096015 kernel-log \
+	'the kernel log: "[0.000000] tsc: Detected 2096.015 MHz processor"'
+freq freq-all 2096015 kernel-log 'the kernel log: "[0.000000] tsc: Detected 2096.015 MHz processor"'
+freq freq-no-kernel-log 2092800 cpuid-15h "cpuid-15h, the crystal's frequency times its ratio"
+
 # Every output mode on a dump with every fact missing: an unknown is a
 # word in text and null in JSON, never a placeholder (-1, 0, "none", "?").
 e=$TSC_TEST_VARIANTS/empty
