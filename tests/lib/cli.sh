@@ -121,6 +121,42 @@ import ctypes, os, sys
 ctypes.CDLL(None).prctl(26, 2, 0, 0, 0)	# PR_SET_TSC, PR_TSC_SIGSEGV
 os.execv(sys.argv[1], sys.argv[1:])'
 
+# --calibrate live: the report ends with the figure the calibration
+# measured and its bound, the bound in kHz agreeing with the one in ppm,
+# the figure with the TSC frequency line's; where RDTSC may not run, "not
+# measured" and why.  A calibration waits 2 s at most for its bound.
+calibrate() {	# calibrate NAME WANT [PREFIX...]
+	name=$1 want=$2
+	shift 2
+	start=$(date +%s)
+	timeout 15 "$@" "$ti" --calibrate --no-cost ${ARGS:+"$ARGS"} > /tmp/cli.$$.out 2>&1
+	rc=$?
+	last=$(tail -n 1 /tmp/cli.$$.out)
+	echo "# --calibrate $ARGS, $name: $last ($(($(date +%s) - start)) s)"
+	[ "$rc" -le 1 ] || no "--calibrate $ARGS, $name: exit $rc (124: over 15 s)"
+	echo "$last" | grep -qE -- "$want" || { no "--calibrate $ARGS, $name: the last line is not '$want'"; return; }
+	case $last in *"not measured"*) return ;; esac
+	echo "$last" | awk '{ khz = $2; pm = $5; ppm = $9
+		if (khz < 1000 || ppm <= 0 || (pm - khz * ppm / 1e6) ^ 2 > 0.06 ^ 2) exit 1 }' ||
+		no "--calibrate $ARGS, $name: figure, bound in kHz and in ppm disagree"
+	khz=$(echo "$last" | awk '{ print $2 }')
+	grep -q "^TSC frequency: *$khz kHz (from calibration, " /tmp/cli.$$.out ||
+		no "--calibrate $ARGS, $name: the TSC frequency line is not the calibration's $khz kHz"
+}
+figure='^calibrated: +[0-9]+ kHz \+/- [0-9]+\.[0-9] kHz \(error bound [0-9]+\.[0-9]{3} ppm, over [0-9]+ ms(; not within 1 ppm after 2 s)?\)$'
+for ARGS in "" --verbose; do
+	if "$ti" --no-cost | grep -q 'RDTSC raises SIGSEGV'; then
+		calibrate "RDTSC forbidden here" '^calibrated: +not measured: RDTSC may not be executed'
+	else
+		calibrate "this machine" "$figure"
+	fi
+	calibrate "PR_SET_TSC PR_TSC_SIGSEGV" \
+		'^calibrated: +not measured: RDTSC may not be executed in this process$' python3 -c '
+import ctypes, os, sys
+ctypes.CDLL(None).prctl(26, 2, 0, 0, 0)	# PR_SET_TSC, PR_TSC_SIGSEGV
+os.execv(sys.argv[1], sys.argv[1:])'
+done
+
 # --help and tscinfo(1) list the same options, short and long.
 man_opts() {	# the options of OPTIONS in tscinfo(1), one a line
 	sed -n '/^\.SH OPTIONS/,/^\.SH /p' "$man" | grep -A1 '^\.TP' | grep -v '^\.TP\|^--' |

@@ -180,6 +180,40 @@ static const char *usable_text(const struct report *r)
 	return "no (falling back to clock_gettime)";
 }
 
+/* --calibrate: the report ends with what the calibration measured, the
+ * figure and its bound, or why there is none. */
+static void calib_text(FILE *f, const struct report *r)
+{
+	const struct tsc_info *i = &r->info;
+	const char *why = "libtsc made no calibration";
+	uint64_t khz;
+	int n;
+
+	if (!r->cfg->calibrate)
+		return;
+	fprintf(f, "calibrated:           ");
+	if (i->src != TSC_SRC_CALIBRATION || !i->mult || i->err_ppb == UINT64_MAX) {
+		/* libtsc's note says only that no factors are needed then. */
+		if (!strcmp(trap_kind(i), "sigsegv"))
+			why = "RDTSC may not be executed in this process";
+		else
+			for (n = 0; n < r->nreasons; n++)
+				if (!strcmp(r->reasons[n].code, "calibration"))
+					why = r->reasons[n].text;
+		fprintf(f, "not measured: %s\n", why);
+		return;
+	}
+	/* The factors' own rate: what every read is converted with. */
+	if (i->khz && i->khz_src == TSC_SRC_CALIBRATION)
+		khz = i->khz;
+	else
+		khz = (uint64_t)((((unsigned __int128)1000000 << i->shift) + i->mult / 2) / i->mult);
+	fprintf(f, "%llu kHz +/- %.1f kHz (error bound %.3f ppm, over %llu ms%s)\n",
+		(unsigned long long)khz, khz * (i->err_ppb / 1e9), i->err_ppb / 1000.0,
+		(unsigned long long)(i->calib_ns + 500000) / 1000000,
+		r->calib_unfinished ? "; not within 1 ppm after 2 s" : "");
+}
+
 void print_text(FILE *f, const struct report *r)
 {
 	const struct tsc_info *i = &r->info;
@@ -227,6 +261,7 @@ void print_text(FILE *f, const struct report *r)
 		fprintf(f, "  note  kernel log: %s\n", r->ff.klog.err == -ENOENT && r->cfg->sysroot ?
 			"not in the dump" : r->ff.klog.err == -EPERM ?
 			"needs root or CAP_SYSLOG (kernel.dmesg_restrict)" : strerror(-r->ff.klog.err));
+	calib_text(f, r);
 }
 
 static void jint_or_null(FILE *f, int v)
