@@ -36,10 +36,13 @@ WARN	:= -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
 	   -Wno-unused-parameter
 TOOL_CFLAGS := $(WARN) -std=gnu11 -D_GNU_SOURCE -I$(TOP)/lib/include -I$(LIBO)/include -I$(C) \
 	   -I$(TOP)/lib/src
-COMMON	:= opt.c json.c msg.c utf8.c
+COMMON	:= opt.c json.c msg.c utf8.c freq.c klog.c
+COMMON_HDRS := opt.h json.h msg.h utf8.h freq.h gettime.h
+# freq.c reads CPUID through libtsc's helpers, which libtsc.so.0 does
+# not export: compiled in, as LIBSRCS.
 ALL_SRCS := $(addprefix $(D)/,$(SRCS)) $(addprefix $(C)/,$(COMMON)) \
-	    $(addprefix $(TOP)/lib/src/,$(LIBSRCS))
-DEPS	:= $(ALL_SRCS) $(addprefix $(D)/,$(HDRS)) $(addprefix $(C)/,$(COMMON:.c=.h)) \
+	    $(addprefix $(TOP)/lib/src/,$(sort $(LIBSRCS) cpuid.c))
+DEPS	:= $(ALL_SRCS) $(addprefix $(D)/,$(HDRS)) $(addprefix $(C)/,$(COMMON_HDRS)) \
 	   $(LIBO)/libtsc.a $(TOP)/lib/include/tsc.h $(TOP)/lib/src/internal.h
 
 # Manual pages, section 1, as installed: .TH's version and date filled

@@ -126,6 +126,77 @@ for w in "Cost per call" "Throughput" "Drift over" "tsc_open()" "rdtsc " \
 	grep -q "$w" "$d/out.txt" || no "table lacks '$w'"
 done
 
+# The TSC frequency and where it comes from: what tscinfo says, read by
+# the same code (tools/common/freq.c), in JSON and in the table's words.
+# A calibration's figure may differ by its bound: each run makes its own.
+make -s -C "$top/tools/tscinfo" O="$toolo" LIBO="$libo" > "$d/build.log" 2>&1 ||
+	{ sed 's/^/# /' "$d/build.log"; no "build tscinfo"; }
+"$toolo/tscinfo" --json --no-cost > "$d/ti.json"
+[ $? -le 1 ] || no "tscinfo --json: exit status above 1"
+"$toolo/tscinfo" --no-cost > "$d/ti.txt"
+python3 - "$d/out.json" "$d/ti.json" <<'PY' || no "the frequency differs from tscinfo's"
+import json, sys
+b = json.load(open(sys.argv[1]))["host"]
+t = json.load(open(sys.argv[2]))
+print("# tscbench: %s kHz from %s; tscinfo: %s kHz from %s" % (b.get("tsc_khz"),
+      b.get("tsc_khz_source"), t["tsc_khz"], t["tsc_khz_source"]))
+assert b["tsc_khz_source"] == t["tsc_khz_source"], "sources differ"
+if t["tsc_khz_source"] == "calibration":
+    assert abs(b["tsc_khz"] - t["tsc_khz"]) <= t["tsc_khz"] / 1000, "figures differ"
+else:
+    assert b["tsc_khz"] == t["tsc_khz"], "figures differ"
+    assert b["tsc_khz_detail"] == t["tsc_khz_detail"], "details differ"
+PY
+a=$(sed -n 's/^TSC frequency: *//p' "$d/out.txt")
+b=$(sed -n 's/^TSC frequency: *//p' "$d/ti.txt")
+echo "# table: TSC frequency: $a"
+case $b in
+*"(from calibration"*)
+	echo "$a" | grep -qE '^[0-9]+ kHz \(from calibration' ||
+		no "the table's 'TSC frequency: $a' is not a calibration's, as tscinfo's '$b'" ;;
+*)	[ -n "$a" ] && [ "$a" = "$b" ] || no "the table's 'TSC frequency: $a' is not tscinfo's '$b'" ;;
+esac
+
+# clock_gettime's verdict comes from the costs tscbench measured, by
+# tscinfo's rule: with tests/lib/gettimeshim.c making clock_gettime() cost
+# a system call, "system call"; with the system call 20 times dearer,
+# "vDSO": one clocksource, two verdicts, each tscinfo's under the same shim.
+shim=${TSC_TEST_GETTIMESHIM:-}
+if [ ! -f "$shim" ]; then
+	shim=$d/gettimeshim.so
+	cc -O2 -fPIC -shared -o "$shim" "$top/tests/lib/gettimeshim.c" -ldl ||
+		no "build tests/lib/gettimeshim.c"
+fi
+verdict() {	# verdict MODE: "KIND FROM" of tscbench, then of tscinfo, one line each
+	env LD_PRELOAD="$shim" TSC_TEST_GETTIME="$1" "$tb" -q -d 0 --threads 0 --opens 0 \
+		--cross-cpu 0 --calib-follow 0 --no-progress \
+		--methods clock_gettime_monotonic,syscall_clock_gettime \
+		--json="$d/v.json" -o "$d/v.txt" || no "TSC_TEST_GETTIME=$1 tscbench: exit $?"
+	python3 -c 'import json, sys; h = json.load(open(sys.argv[1]))["host"]
+print(h.get("clock_gettime", "?"), h.get("clock_gettime_from", "?"))' "$d/v.json"
+	env LD_PRELOAD="$shim" TSC_TEST_GETTIME="$1" "$toolo/tscinfo" --json > "$d/vi.json"
+	python3 -c 'import json, sys; d = json.load(open(sys.argv[1]))
+print(d["clock_gettime"], d["clock_gettime_from"])' "$d/vi.json"
+}
+for mode in as-is syscall slow-syscall; do
+	verdict $mode > "$d/verdicts"
+	bench=$(sed -n 1p "$d/verdicts") info=$(sed -n 2p "$d/verdicts")
+	line=$(grep '^clocksource .*; clock_gettime: ' "$d/v.txt")
+	echo "# $mode: tscbench $bench, tscinfo $info: $line"
+	[ "$bench" = "$info" ] || no "$mode: tscbench says '$bench', tscinfo '$info'"
+	! grep -q 'inferred' "$d/v.txt" || no "$mode: the table infers what it measured: $(grep inferred "$d/v.txt")"
+	case $bench in
+	*current_clocksource_vdso) continue ;;	# the kernel's word decides
+	esac
+	case $mode in
+	syscall) want="syscall measured" words="clock_gettime: system call, .* (measured)$" ;;
+	slow-syscall) want="vdso measured" words="clock_gettime: vDSO, .* (measured)$" ;;
+	*) want=$bench words="clock_gettime: .* (measured)$" ;;
+	esac
+	[ "$bench" = "$want" ] || no "$mode: tscbench says '$bench', want '$want'"
+	echo "$line" | grep -q "$words" || no "$mode: the table's line is not '$words': $line"
+done
+
 # Command line.
 expect() {	# expect STATUS PATTERN ARGS...
 	want=$1 pat=$2

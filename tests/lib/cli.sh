@@ -78,6 +78,85 @@ python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert isinstance(d
 "$ti" --cross-cpu=50 > /tmp/cli.$$.out; rc=$?
 grep -q "cross-CPU check:" /tmp/cli.$$.out || no "--cross-cpu: no result line (exit $rc)"
 
+# --cross-cpu live: on every CPU this process may use, on one (taskset -c
+# 0), and where RDTSC may not run (PR_SET_TSC): figures or words, never a
+# placeholder (a CPU -1, UINT64_MAX, "0 ticks (0 ns)" for a step nobody
+# saw).  One CPU has no other to compare with: "not measured".
+nordtsc='not measured: RDTSC may not be executed in this process$'
+xcpu() {	# xcpu NAME WANT [PREFIX...]: tscinfo -x50 run by PREFIX
+	name=$1 want=$2
+	shift 2
+	"$@" "$ti" -x50 --no-cost --verbose > /tmp/cli.$$.out 2>&1
+	rc=$?
+	line=$(grep '^cross-CPU check:' /tmp/cli.$$.out)
+	echo "# --cross-cpu, $name: $line"
+	[ "$rc" -le 1 ] || no "--cross-cpu, $name: exit $rc"
+	echo "$line" | sed 's/^cross-CPU check: *//' | grep -qE -- "$want|$nordtsc" ||
+		no "--cross-cpu, $name: the line is not '$want'"
+	if grep -nE -- '(^|[^0-9.])-1([^0-9]|$)|18446744073709551615|[^0-9]0 ticks|\(0 ns\)|(^|[^0-9])1 CPUs' \
+		/tmp/cli.$$.out > /tmp/cli.$$.ph; then
+		no "--cross-cpu, $name: placeholders:"
+		sed 's/^/# /' /tmp/cli.$$.ph
+	fi
+	"$@" "$ti" -x50 --no-cost --json 2> /dev/null | python3 -c '
+import json, sys
+x = json.load(sys.stdin)["cross_cpu"]
+assert x is None or not [k for k, v in x.items() if v in (-1, 2**64 - 1)], x
+assert x is None or x["backward"] or x["worst_ns"] is None, x' ||
+		no "--cross-cpu --json, $name: a placeholder in cross_cpu"
+}
+measured='^[0-9]+ CPUs, [0-9]+ reads, (none went back|[0-9]+ backward, worst [0-9]+ ticks \(([0-9]+ ns|ns unknown: no frequency)\), CPU [0-9]+ -> [0-9]+)$'
+if [ "$(nproc)" -ge 2 ]; then
+	xcpu "$(nproc) CPUs" "$measured"
+else
+	echo "# --cross-cpu on every CPU: one CPU only here"
+fi
+if command -v taskset > /dev/null; then
+	xcpu "taskset -c 0" "^not measured: one CPU in this process's affinity set" taskset -c 0
+else
+	no "taskset (util-linux) is not installed: --cross-cpu on one CPU not tried"
+fi
+xcpu "PR_SET_TSC PR_TSC_SIGSEGV" "$nordtsc" python3 -c '
+import ctypes, os, sys
+ctypes.CDLL(None).prctl(26, 2, 0, 0, 0)	# PR_SET_TSC, PR_TSC_SIGSEGV
+os.execv(sys.argv[1], sys.argv[1:])'
+
+# --calibrate live: the report ends with the figure the calibration
+# measured and its bound, the bound in kHz agreeing with the one in ppm,
+# the figure with the TSC frequency line's; where RDTSC may not run, "not
+# measured" and why.  A calibration waits 2 s at most for its bound.
+calibrate() {	# calibrate NAME WANT [PREFIX...]
+	name=$1 want=$2
+	shift 2
+	start=$(date +%s)
+	timeout 15 "$@" "$ti" --calibrate --no-cost ${ARGS:+"$ARGS"} > /tmp/cli.$$.out 2>&1
+	rc=$?
+	last=$(tail -n 1 /tmp/cli.$$.out)
+	echo "# --calibrate $ARGS, $name: $last ($(($(date +%s) - start)) s)"
+	[ "$rc" -le 1 ] || no "--calibrate $ARGS, $name: exit $rc (124: over 15 s)"
+	echo "$last" | grep -qE -- "$want" || { no "--calibrate $ARGS, $name: the last line is not '$want'"; return; }
+	case $last in *"not measured"*) return ;; esac
+	echo "$last" | awk '{ khz = $2; pm = $5; ppm = $9
+		if (khz < 1000 || ppm <= 0 || (pm - khz * ppm / 1e6) ^ 2 > 0.06 ^ 2) exit 1 }' ||
+		no "--calibrate $ARGS, $name: figure, bound in kHz and in ppm disagree"
+	khz=$(echo "$last" | awk '{ print $2 }')
+	grep -q "^TSC frequency: *$khz kHz (from calibration, " /tmp/cli.$$.out ||
+		no "--calibrate $ARGS, $name: the TSC frequency line is not the calibration's $khz kHz"
+}
+figure='^calibrated: +[0-9]+ kHz \+/- [0-9]+\.[0-9] kHz \(error bound [0-9]+\.[0-9]{3} ppm, over [0-9]+ ms(; not within 1 ppm after 2 s)?\)$'
+for ARGS in "" --verbose; do
+	if "$ti" --no-cost | grep -q 'RDTSC raises SIGSEGV'; then
+		calibrate "RDTSC forbidden here" '^calibrated: +not measured: RDTSC may not be executed'
+	else
+		calibrate "this machine" "$figure"
+	fi
+	calibrate "PR_SET_TSC PR_TSC_SIGSEGV" \
+		'^calibrated: +not measured: RDTSC may not be executed in this process$' python3 -c '
+import ctypes, os, sys
+ctypes.CDLL(None).prctl(26, 2, 0, 0, 0)	# PR_SET_TSC, PR_TSC_SIGSEGV
+os.execv(sys.argv[1], sys.argv[1:])'
+done
+
 # --help and tscinfo(1) list the same options, short and long.
 man_opts() {	# the options of OPTIONS in tscinfo(1), one a line
 	sed -n '/^\.SH OPTIONS/,/^\.SH /p' "$man" | grep -A1 '^\.TP' | grep -v '^\.TP\|^--' |
@@ -96,6 +175,35 @@ if [ -f "$man" ]; then
 		grep -qx -- "$o" /tmp/cli.$$.help || no "--help lacks $o"
 	done
 fi
+
+# The frequency from each source tscinfo reads itself where libtsc has
+# none (tests/sysroots/variants, freq-*): the figure, and where it comes
+# from, in text, JSON and the metrics; the kernel log first, then CPUID
+# 0x15, the hypervisor's leaf, 0x16.
+freq() {	# freq VARIANT KHZ SOURCE FROM: FROM the text's "(from ...)"
+	"$ti" --sysroot "$TSC_TEST_VARIANTS/$1" > /tmp/cli.$$.out
+	line=$(grep '^TSC frequency:' /tmp/cli.$$.out)
+	echo "# $1: $line"
+	[ "$line" = "TSC frequency:        $2 kHz (from $4)" ] ||
+		no "$1: want 'TSC frequency: $2 kHz (from $4)'"
+	"$ti" --json --sysroot "$TSC_TEST_VARIANTS/$1" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+assert (d["tsc_khz"], d["tsc_khz_source"]) == (int(sys.argv[1]), sys.argv[2]), d' "$2" "$3" ||
+		no "$1: --json does not say $2 kHz from $3"
+	"$ti" --format=prometheus --sysroot "$TSC_TEST_VARIANTS/$1" > /tmp/cli.$$.prom
+	grep -qx "tsc_frequency_hertz ${2}000" /tmp/cli.$$.prom &&
+		grep -qx "tsc_frequency_source_info{source=\"$3\"} 1" /tmp/cli.$$.prom ||
+		no "$1: the metrics do not say $2 kHz from $3: $(grep '^tsc_freq' /tmp/cli.$$.prom)"
+}
+freq freq-cpuid15 2092800 cpuid-15h "cpuid-15h, the crystal's frequency times its ratio"
+freq freq-cpuid16 2100000 cpuid-16h \
+	"cpuid-16h, the processor's base frequency, which the TSC runs at on most CPUs; not promised"
+freq freq-hypervisor 2096015 cpuid-hypervisor "cpuid-hypervisor, CPUID 0x40000010, the hypervisor's word"
+freq freq-kernel-log 2096015 kernel-log \
+	'the kernel log: "[0.000000] tsc: Detected 2096.015 MHz processor"'
+freq freq-all 2096015 kernel-log 'the kernel log: "[0.000000] tsc: Detected 2096.015 MHz processor"'
+freq freq-no-kernel-log 2092800 cpuid-15h "cpuid-15h, the crystal's frequency times its ratio"
 
 # Every output mode on a dump with every fact missing: an unknown is a
 # word in text and null in JSON, never a placeholder (-1, 0, "none", "?").

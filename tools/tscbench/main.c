@@ -168,6 +168,7 @@ int main(int argc, char **argv)
 	/* Throughput last: all CPUs busy can make a guest kernel's
 	 * clocksource watchdog give up on the TSC (seen under QEMU TCG). */
 	cost_run(&cfg, &env);
+	gettime_verdict(&env);	/* from the costs just measured */
 	drift_run(&cfg, &env, &acc);
 	startup_run(&cfg, &acc);
 	calib_run(&cfg, &env, &acc.calib);

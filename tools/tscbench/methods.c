@@ -20,6 +20,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "gettime.h"
 #include "tscbench.h"
 
 #ifndef CLOCK_MONOTONIC_COARSE
@@ -374,25 +375,19 @@ static void note(const char *name, const char *fmt, const char *arg)
 	snprintf(m->note, sizeof(m->note), fmt, arg);
 }
 
-/* Clocksources the x86 vDSO reads in user space. */
-static bool vdso_capable(const char *cs)
-{
-	return !strcmp(cs, "tsc") || !strcmp(cs, "kvm-clock") ||
-	       !strcmp(cs, "hyperv_clocksource_tsc_page");
-}
+/* The rows that read the clocksource, as clock_gettime(MONOTONIC) does. */
+static const char *const cgts[] = {
+	"clock_gettime_monotonic", "clock_gettime_monotonic_raw",
+	"clock_gettime_realtime", "gettimeofday",
+};
 
 void methods_probe(struct env *e)
 {
-	static const char *const cgts[] = {
-		"clock_gettime_monotonic", "clock_gettime_monotonic_raw",
-		"clock_gettime_realtime", "gettimeofday",
-	};
 	unsigned int a, b, c, d;
 	struct utsname u;
 	struct vdso v;
 	cpu_set_t set;
 	int i, prctl_tsc = 0;
-	bool vdso_serves;
 
 	for (i = 0; i < nmethods; i++)
 		methods[i].avail = true;
@@ -464,19 +459,7 @@ void methods_probe(struct env *e)
 	}
 	e->vdso = vdso_open(&v) == 0;
 	e->vdso_gettime = e->vdso && vdso_sym(&v, "__vdso_clock_gettime");
-	vdso_serves = e->vdso_gettime &&
-		(e->cs_vdso >= 0 ? e->cs_vdso == 1 : vdso_capable(e->clocksource));
-	e->gettime_vdso = vdso_serves;
-	for (i = 0; i < 4; i++) {
-		if (!e->vdso_gettime)
-			note(cgts[i], "%s", "no vDSO: a system call");
-		else if (vdso_serves)
-			note(cgts[i], "served by the vDSO (%s)", e->cs_vdso >= 0 ?
-			     "current_clocksource_vdso=1" : "inferred from the clocksource");
-		else
-			note(cgts[i], "a system call: the vDSO does not read clocksource %s",
-			     *e->clocksource ? e->clocksource : "?");
-	}
+	gettime_verdict(e);	/* before the costs: a guess, or the kernel's word */
 	note("clock_gettime_monotonic_coarse", "%s", e->vdso_gettime ?
 	     "served by the vDSO (no clocksource read)" : "no vDSO: a system call");
 	note("clock_gettime_realtime_coarse", "%s", e->vdso_gettime ?
@@ -520,6 +503,59 @@ void methods_probe(struct env *e)
 				    strerror(-e->vdso_tsc_to_ns_rc));
 		else
 			note("vdso_tsc_raw_to_ns", "%s", "delta to CLOCK_MONOTONIC_RAW ns");
+	}
+
+	/* The frequency and its source, read as tscinfo reads them. */
+	freq_facts_read(NULL, &e->ff);
+	freq_best(&e->info, &e->ff, &e->freq);
+}
+
+static const struct method *measured(const char *name)
+{
+	const struct method *m = &methods[method_index(name)];
+
+	return m->selected && m->avail && m->batches && m->ns.median > 0 ? m : NULL;
+}
+
+/* Is clock_gettime() the vDSO or a system call?  The kernel's word where
+ * it has one (current_clocksource_vdso); none without a vDSO; else what
+ * clock_gettime(MONOTONIC) and the system call cost in the cost phase,
+ * by tscinfo's rule; only when they were not both measured, a guess from
+ * the clocksource's name.  The rows' notes follow. */
+void gettime_verdict(struct env *e)
+{
+	const struct method *cg = measured("clock_gettime_monotonic");
+	const struct method *sc = measured("syscall_clock_gettime");
+	int i;
+
+	e->gettime_ns = e->syscall_ns = -1;
+	if (e->cs_vdso >= 0) {
+		e->gettime_vdso = e->cs_vdso == 1;
+		e->gettime_from = "current_clocksource_vdso";
+	} else if (!e->vdso_gettime) {
+		e->gettime_vdso = false;
+		e->gettime_from = "no-vdso";
+	} else if (cg && sc) {
+		e->gettime_ns = cg->ns.median;
+		e->syscall_ns = sc->ns.median;
+		e->gettime_vdso = gettime_vdso_by_cost(e->gettime_ns, e->syscall_ns);
+		e->gettime_from = "measured";
+	} else {
+		e->gettime_vdso = gettime_vdso_capable(e->clocksource);
+		e->gettime_from = "clocksource";
+	}
+	for (i = 0; i < 4; i++) {
+		if (!e->vdso_gettime)
+			note(cgts[i], "%s", "no vDSO: a system call");
+		else if (e->gettime_vdso)
+			note(cgts[i], "served by the vDSO (%s)", e->cs_vdso >= 0 ?
+			     "current_clocksource_vdso=1" : strcmp(e->gettime_from, "measured") ?
+			     "inferred from the clocksource" : "measured");
+		else if (e->cs_vdso >= 0 || strcmp(e->gettime_from, "measured"))
+			note(cgts[i], "a system call: the vDSO does not read clocksource %s",
+			     *e->clocksource ? e->clocksource : "?");
+		else
+			note(cgts[i], "%s", "a system call (measured)");
 	}
 }
 

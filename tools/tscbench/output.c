@@ -165,16 +165,22 @@ static bool changed(const struct env *e)
 	       strcmp(e->clocksource, e->clocksource_end);
 }
 
-static const char *gettime_how(const struct env *e)
+/* clock_gettime()'s verdict and how it is known (gettime_verdict()). */
+static void gettime_text(FILE *f, const struct env *e)
 {
-	if (!e->vdso_gettime)
-		return "system call (no vDSO)";
-	if (e->cs_vdso == 1)
-		return "vDSO (current_clocksource_vdso=1)";
-	if (e->cs_vdso == 0)
-		return "system call (current_clocksource_vdso=0)";
-	return e->gettime_vdso ? "vDSO (inferred from the clocksource)" :
-		"system call (inferred from the clocksource)";
+	const char *how = e->gettime_from;
+
+	fprintf(f, "clock_gettime: %s", e->gettime_vdso ? "vDSO" : "system call");
+	if (!strcmp(how, "current_clocksource_vdso"))
+		fprintf(f, " (current_clocksource_vdso=%d)\n", e->cs_vdso);
+	else if (!strcmp(how, "no-vdso"))
+		fprintf(f, " (no vDSO)\n");
+	else if (!strcmp(how, "measured"))
+		fprintf(f, ", %.1f ns a call (the system call: %.1f ns) (measured)\n",
+			e->gettime_ns, e->syscall_ns);
+	else
+		fprintf(f, " (inferred from the clocksource; not measured: it takes both "
+			"clock_gettime_monotonic and syscall_clock_gettime)\n");
 }
 
 static void header(FILE *f, const struct env *e)
@@ -183,22 +189,22 @@ static void header(FILE *f, const struct env *e)
 
 	fprintf(f, "tscbench (libtsc %s): %s, %d CPUs, Linux %s\n", tsc_version(),
 		e->cpu_model, e->ncpus, e->kernel);
-	fprintf(f, "clocksource %s; clock_gettime: %s\n",
-		*e->clocksource ? e->clocksource : "unknown", gettime_how(e));
+	fprintf(f, "clocksource %s; ", *e->clocksource ? e->clocksource : "unknown");
+	gettime_text(f, e);
 	fprintf(f, "libtsc: TSC %s; ", i->usable ? "in use" : "not used");
 	if (i->src) {
 		fprintf(f, "ns = ticks * %llu >> %u (%s", (unsigned long long)i->mult, i->shift,
 			tsc_src_name(i->src));
 		if (i->src == TSC_SRC_CALIBRATION && i->err_ppb != UINT64_MAX)
 			fprintf(f, ", error bound %.3f ppm", i->err_ppb / 1000.0);
-		fprintf(f, ")");
+		fprintf(f, ")\n");
 	} else {
-		fprintf(f, "no conversion factors");
+		fprintf(f, "no conversion factors\n");
 	}
-	if (i->khz)
-		fprintf(f, ", %llu kHz\n", (unsigned long long)i->khz);
-	else
-		fprintf(f, ", frequency unknown\n");
+	/* The best figure known, as tscinfo gives it: libtsc's, else the
+	 * kernel log's or the CPU's. */
+	fprintf(f, "TSC frequency: ");
+	freq_print(f, &e->freq);
 }
 
 static void text_cost(FILE *f, const struct cfg *cfg, const struct env *e)
@@ -675,6 +681,14 @@ void print_json(FILE *f, const struct cfg *cfg, const struct env *e,
 		fputs("null", f);
 	else
 		fprintf(f, "%d", e->vdso_tsc_raw_rc);
+	fprintf(f, ", \"clock_gettime\": \"%s\", \"clock_gettime_from\": \"%s\"",
+		e->gettime_vdso ? "vdso" : "syscall", e->gettime_from);
+	fprintf(f, ",\n    \"tsc_khz\": ");
+	jppb(f, "", e->freq.khz != 0, e->freq.khz);
+	fprintf(f, ", \"tsc_khz_source\": ");
+	json_str(f, e->freq.src);
+	fprintf(f, ", \"tsc_khz_detail\": ");
+	json_str(f, e->freq.how);
 	/* Unknown is null: no factors, no frequency, no calibration's bound. */
 	fprintf(f, "},\n  \"libtsc\": {\"tsc_usable\": %s, \"source\": ",
 		i->usable ? "true" : "false");

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <tsc.h>
 
+#include "freq.h"
 #include "msg.h"
 
 /* Exit codes: documented in tscbench.1 and the README (2 and 3: msg.h). */
@@ -87,6 +88,12 @@ struct env {
 	bool vdso;			/* AT_SYSINFO_EHDR present */
 	bool vdso_gettime;		/* __vdso_clock_gettime found */
 	bool gettime_vdso;		/* clock_gettime() is served by the vDSO */
+	const char *gettime_from;	/* how that is known (gettime_verdict()):
+					 * "current_clocksource_vdso", "no-vdso",
+					 * "measured" or "clocksource" (inferred) */
+	double gettime_ns, syscall_ns;	/* the costs measured, with "measured" */
+	struct freq_facts ff;		/* the TSC frequency, as tscinfo finds it */
+	struct freq freq;
 	int vdso_tsc_raw_rc;		/* first call: 0, -ENODEV, ...; 1 no symbol */
 	int vdso_tsc_to_ns_rc;
 	int cpus[1024];			/* online CPUs of the affinity set */
@@ -103,6 +110,8 @@ int method_index(const char *name);		/* -1 if unknown */
 void methods_probe(struct env *e);
 /* The state at the end of the run, into env. */
 void methods_end(struct env *e);
+/* After the cost phase: clock_gettime()'s verdict, from what it cost. */
+void gettime_verdict(struct env *e);
 /* Select methods from a comma list; -1 and a message on an unknown name. */
 int methods_select(const char *list, char *err, size_t errlen);
 

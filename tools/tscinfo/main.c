@@ -402,8 +402,9 @@ int main(int argc, char **argv)
 	if (cfg.cross_cpu) {
 		if (tsc_xcpu_check(t, cfg.xcpu_ms, &r.xcpu, sizeof(r.xcpu)) == 0)
 			r.have_xcpu = true;
-		else
-			tool_warn("cross-CPU check: %s", strerror(errno));
+		else if ((r.xcpu_err = errno) && cfg.format != FMT_TEXT)
+			tool_warn("cross-CPU check not made: %s", r.xcpu_err == ENODEV ?
+				  "RDTSC may not be executed in this process" : strerror(r.xcpu_err));
 	}
 	rc = collect(t, &r);
 	tsc_close(t);

@@ -8,20 +8,6 @@
 #include "json.h"
 #include "tscinfo.h"
 
-/* The TSC's clocksources: tsc-early until the TSC is calibrated again
- * at boot, then tsc. */
-bool cs_is_tsc(const char *cs)
-{
-	return !strcmp(cs, "tsc") || !strcmp(cs, "tsc-early");
-}
-
-/* Clocksources whose reads the x86 vDSO serves in user space. */
-static bool vdso_capable(const char *cs)
-{
-	return cs_is_tsc(cs) || !strcmp(cs, "kvm-clock") ||
-	       !strcmp(cs, "hyperv_clocksource_tsc_page");
-}
-
 bool measured_gettime(const struct cost *c)
 {
 	return c && c->clock_gettime >= 0 && c->syscall > 0;
@@ -33,17 +19,14 @@ const char *gettime_kind(const struct tsc_info *i, const struct cost *c, const c
 		*how = "current_clocksource_vdso";
 		return i->vdso_clock ? "vdso" : "syscall";
 	}
-	/* Served in user space, a call costs a fraction of the system
-	 * call's (tens of ns against hundreds); a vDSO that falls back
-	 * makes the system call itself, and costs as much. */
 	if (measured_gettime(c)) {
 		*how = "measured";
-		return c->clock_gettime * 2 < c->syscall ? "vdso" : "syscall";
+		return gettime_vdso_by_cost(c->clock_gettime, c->syscall) ? "vdso" : "syscall";
 	}
 	*how = "clocksource";
 	if (!*i->clocksource)
 		return "unknown";
-	return vdso_capable(i->clocksource) ? "vdso" : "syscall";
+	return gettime_vdso_capable(i->clocksource) ? "vdso" : "syscall";
 }
 
 void json_u64_or_null(FILE *f, bool known, unsigned long long v)
@@ -83,17 +66,7 @@ static const char *kind_word(enum tsc_reason_kind k)
 
 static void freq_text(FILE *f, const struct report *r)
 {
-	const struct freq *fr = &r->freq;
-
-	if (!fr->khz)
-		fprintf(f, "unknown (%s)\n", fr->how);
-	else if (!strcmp(fr->src, "kernel-log"))
-		fprintf(f, "%llu kHz (from the kernel log: %s)\n", (unsigned long long)fr->khz,
-			fr->how);
-	else if (*fr->how)
-		fprintf(f, "%llu kHz (from %s, %s)\n", (unsigned long long)fr->khz, fr->src, fr->how);
-	else
-		fprintf(f, "%llu kHz (from %s)\n", (unsigned long long)fr->khz, fr->src);
+	freq_print(f, &r->freq);
 	if (r->calib_unfinished)
 		fprintf(f, "                      --calibrate: no bound within 1 ppm after 2 s%s\n",
 			r->info.err_ppb != UINT64_MAX && r->info.calibrated ? "" :
@@ -141,6 +114,62 @@ static void why_text(FILE *f, const struct report *r)
 	}
 }
 
+/* The worst cross-CPU step in ns: by libtsc's factors, else by the best
+ * frequency known.  false when neither is known: libtsc's worst_ns is
+ * then 0, which is no measurement. */
+static bool xcpu_worst_ns(const struct report *r, uint64_t *ns)
+{
+	uint64_t ticks = r->xcpu.worst_ticks;
+
+	if (r->info.src && r->info.mult) {
+		*ns = (uint64_t)(((unsigned __int128)ticks * r->info.mult) >> r->info.shift);
+		return true;
+	}
+	if (r->freq.khz) {
+		*ns = (uint64_t)((unsigned __int128)ticks * 1000000 / r->freq.khz);
+		return true;
+	}
+	return false;
+}
+
+/* --cross-cpu: what was seen, or why nothing was.  One CPU in the
+ * affinity set (taskset -c 0) has none to compare with: its reads
+ * prove nothing across CPUs. */
+static void xcpu_text(FILE *f, const struct report *r)
+{
+	const struct tsc_xcpu_result *x = &r->xcpu;
+	uint64_t ns;
+
+	if (!r->cfg->cross_cpu)
+		return;
+	fprintf(f, "cross-CPU check:      ");
+	if (!r->have_xcpu) {
+		fprintf(f, "not measured: %s\n", r->xcpu_err == ENODEV ?
+			"RDTSC may not be executed in this process" : strerror(r->xcpu_err));
+		return;
+	}
+	if (x->cpus < 2) {
+		fprintf(f, "not measured: one CPU in this process's affinity set, no other "
+			"to compare it with\n");
+		return;
+	}
+	fprintf(f, "%u CPUs, %llu reads, ", x->cpus, (unsigned long long)x->reads);
+	if (!x->backward) {
+		fprintf(f, "none went back\n");
+		return;
+	}
+	fprintf(f, "%llu backward, worst %llu ticks", (unsigned long long)x->backward,
+		(unsigned long long)x->worst_ticks);
+	if (xcpu_worst_ns(r, &ns))
+		fprintf(f, " (%llu ns)", (unsigned long long)ns);
+	else
+		fprintf(f, " (ns unknown: no frequency)");
+	if (x->worst_from_cpu >= 0 && x->worst_to_cpu >= 0)
+		fprintf(f, ", CPU %d -> %d\n", x->worst_from_cpu, x->worst_to_cpu);
+	else
+		fprintf(f, ", CPUs unknown\n");
+}
+
 static const char *usable_text(const struct report *r)
 {
 	if (r->info.usable)
@@ -149,6 +178,40 @@ static const char *usable_text(const struct report *r)
 		return "no, as far as this dump tells: the machine it came from may have had "
 		       "factors that a dump does not keep (perf, a calibration)";
 	return "no (falling back to clock_gettime)";
+}
+
+/* --calibrate: the report ends with what the calibration measured, the
+ * figure and its bound, or why there is none. */
+static void calib_text(FILE *f, const struct report *r)
+{
+	const struct tsc_info *i = &r->info;
+	const char *why = "libtsc made no calibration";
+	uint64_t khz;
+	int n;
+
+	if (!r->cfg->calibrate)
+		return;
+	fprintf(f, "calibrated:           ");
+	if (i->src != TSC_SRC_CALIBRATION || !i->mult || i->err_ppb == UINT64_MAX) {
+		/* libtsc's note says only that no factors are needed then. */
+		if (!strcmp(trap_kind(i), "sigsegv"))
+			why = "RDTSC may not be executed in this process";
+		else
+			for (n = 0; n < r->nreasons; n++)
+				if (!strcmp(r->reasons[n].code, "calibration"))
+					why = r->reasons[n].text;
+		fprintf(f, "not measured: %s\n", why);
+		return;
+	}
+	/* The factors' own rate: what every read is converted with. */
+	if (i->khz && i->khz_src == TSC_SRC_CALIBRATION)
+		khz = i->khz;
+	else
+		khz = (uint64_t)((((unsigned __int128)1000000 << i->shift) + i->mult / 2) / i->mult);
+	fprintf(f, "%llu kHz +/- %.1f kHz (error bound %.3f ppm, over %llu ms%s)\n",
+		(unsigned long long)khz, khz * (i->err_ppb / 1e9), i->err_ppb / 1000.0,
+		(unsigned long long)(i->calib_ns + 500000) / 1000000,
+		r->calib_unfinished ? "; not within 1 ppm after 2 s" : "");
 }
 
 void print_text(FILE *f, const struct report *r)
@@ -188,16 +251,7 @@ void print_text(FILE *f, const struct report *r)
 	if (r->cost.rdtsc >= 0)
 		fprintf(f, "read cost:            RDTSC %.1f ns, tsc_now_ns %.1f ns\n",
 			r->cost.rdtsc, r->cost.now_ns);
-	if (r->have_xcpu && r->xcpu.backward)
-		fprintf(f, "cross-CPU check:      %u CPUs, %llu reads, %llu backward, worst %llu ticks (%llu ns) CPU %d -> %d\n",
-			r->xcpu.cpus, (unsigned long long)r->xcpu.reads,
-			(unsigned long long)r->xcpu.backward,
-			(unsigned long long)r->xcpu.worst_ticks,
-			(unsigned long long)r->xcpu.worst_ns,
-			r->xcpu.worst_from_cpu, r->xcpu.worst_to_cpu);
-	else if (r->have_xcpu)
-		fprintf(f, "cross-CPU check:      %u CPUs, %llu reads, none went back\n",
-			r->xcpu.cpus, (unsigned long long)r->xcpu.reads);
+	xcpu_text(f, r);
 	/* The notes (facts that decide nothing) only when asked for. */
 	fprintf(f, "reasons:%s\n", r->cfg->verbose ? "" : " (--verbose: with the notes)");
 	for (n = 0; n < r->nreasons; n++)
@@ -207,6 +261,7 @@ void print_text(FILE *f, const struct report *r)
 		fprintf(f, "  note  kernel log: %s\n", r->ff.klog.err == -ENOENT && r->cfg->sysroot ?
 			"not in the dump" : r->ff.klog.err == -EPERM ?
 			"needs root or CAP_SYSLOG (kernel.dmesg_restrict)" : strerror(-r->ff.klog.err));
+	calib_text(f, r);
 }
 
 static void jint_or_null(FILE *f, int v)
@@ -304,13 +359,14 @@ void print_json(FILE *f, const struct report *r)
 	}
 	if (r->have_xcpu) {
 		bool back = r->xcpu.backward;
+		uint64_t ns = 0;
 
 		fprintf(f, ",\n  \"cross_cpu\": {\"cpus\": %u, \"reads\": %llu, \"backward\": %llu, "
 			"\"worst_ticks\": ", r->xcpu.cpus, (unsigned long long)r->xcpu.reads,
 			(unsigned long long)r->xcpu.backward);
 		json_u64_or_null(f, back, r->xcpu.worst_ticks);
 		fprintf(f, ", \"worst_ns\": ");
-		json_u64_or_null(f, back, r->xcpu.worst_ns);
+		json_u64_or_null(f, back && xcpu_worst_ns(r, &ns), ns);
 		fprintf(f, ", \"from_cpu\": ");
 		json_u64_or_null(f, back && r->xcpu.worst_from_cpu >= 0,
 				 (unsigned long long)r->xcpu.worst_from_cpu);
@@ -318,6 +374,8 @@ void print_json(FILE *f, const struct report *r)
 		json_u64_or_null(f, back && r->xcpu.worst_to_cpu >= 0,
 				 (unsigned long long)r->xcpu.worst_to_cpu);
 		fprintf(f, "}");
+	} else if (r->cfg->cross_cpu) {
+		fprintf(f, ",\n  \"cross_cpu\": null");
 	}
 	fprintf(f, ",\n  \"kernel_log\": ");
 	if (r->ff.klog.read) {

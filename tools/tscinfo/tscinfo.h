@@ -6,6 +6,8 @@
 #include <tsc.h>
 
 #include "args.h"
+#include "freq.h"
+#include "gettime.h"
 #include "msg.h"
 
 /* Exit codes: documented in tscinfo.1 and the README (2 and 3: msg.h). */
@@ -15,19 +17,6 @@ struct cost {		/* ns per call, measured; negative when not measured */
 	double rdtsc, now_ns;
 	double clock_gettime;	/* CLOCK_MONOTONIC through libc: the vDSO if it serves */
 	double syscall;		/* syscall(SYS_clock_gettime), for comparison */
-};
-
-/* The kernel log's lines about the TSC (klog.c). */
-#define KLOG_MAX 8
-#define KLOG_LEN 240
-struct klog {
-	bool read;		/* else err says why not */
-	int err;
-	uint64_t khz;		/* the frequency the kernel detected or refined, 0 if none */
-	char khz_line[KLOG_LEN];
-	int n;			/* the TSC dropped: "Marking ... unstable" and the
-				 * watchdog's figures, the last KLOG_MAX lines */
-	char line[KLOG_MAX][KLOG_LEN];
 };
 
 /* A dump's tsckit/live-state: the live machine's --format=log line at
@@ -41,20 +30,6 @@ struct captured {
 };
 int captured_read(const char *sysroot, struct captured *c);
 
-/* Frequency facts tscinfo reads itself, beside libtsc's (freq.c). */
-struct freq_facts {
-	struct klog klog;
-	int cpuid_err;		/* 0, or why there are no CPUID facts */
-	uint64_t cpuid15_khz, cpuid_hv_khz, cpuid16_mhz;
-};
-
-/* The best frequency known, and where it came from. */
-struct freq {
-	uint64_t khz;		/* 0: unknown */
-	const char *src;	/* a stable name, NULL when unknown */
-	char how[KLOG_LEN + 96];	/* for people: the details, or why unknown */
-};
-
 struct report {
 	const struct cfg *cfg;
 	struct tsc_info info;
@@ -62,6 +37,7 @@ struct report {
 	int nreasons;
 	struct cost cost;
 	bool have_xcpu;
+	int xcpu_err;		/* --cross-cpu could not run: errno */
 	struct tsc_xcpu_result xcpu;
 	bool have_traps;	/* tsc0/user_traps could be read */
 	uint64_t user_traps;
@@ -95,12 +71,8 @@ void print_prometheus(FILE *f, const struct report *r);
 /* One "tscinfo: EVENT key=value ..." line; stepped: add step_ns. */
 void print_log(FILE *f, const char *event, const struct tsc_info *i, const struct freq *fr,
 	       const struct cost *c, const struct tsc_reason *rs, int nreasons, bool stepped);
-int klog_read(const char *sysroot, struct klog *k);
-void freq_facts_read(const char *sysroot, struct freq_facts *ff);
-void freq_best(const struct tsc_info *i, const struct freq_facts *ff, struct freq *out);
 /* Unknown is a word in text, null in JSON: helpers for both. */
 void json_u64_or_null(FILE *f, bool known, unsigned long long v);
-bool cs_is_tsc(const char *cs);
 /* Both clock_gettime costs were measured. */
 bool measured_gettime(const struct cost *c);
 int read_user_traps(const char *sysroot, uint64_t *out);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT OR LGPL-2.1
 /*
- * The TSC frequency from the best source tscinfo can read, and where it
+ * The TSC frequency from the best source the tools can read, and where it
  * came from.  libtsc's figure first: it is the one its conversion uses
  * (kernel factors, perf, a calibration).  libtsc needs no frequency while
  * the TSC is not used, so on a stock kernel that does not keep time with
@@ -17,8 +17,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "internal.h"	/* the CPUID helpers, compiled in (LIBSRCS) */
-#include "tscinfo.h"
+#include "internal.h"	/* the CPUID helpers: lib/src/cpuid.c, compiled in */
+#include "freq.h"
 
 static uint32_t reg(const struct cpuid_set *s, uint32_t leaf, int r)
 {

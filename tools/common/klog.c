@@ -18,7 +18,7 @@
 #include <sys/klog.h>
 #include <unistd.h>
 
-#include "tscinfo.h"
+#include "freq.h"
 
 #define SYSLOG_ACTION_READ_ALL 3
 #define SYSLOG_ACTION_SIZE_BUFFER 10
@@ -139,7 +139,7 @@ static void parse(struct klog *k, const char *buf, size_t len)
 }
 
 /* A dump's file, at most max bytes of it (the last lines are dropped). */
-static int read_file(const char *path, char **out, size_t *len, size_t max)
+int read_dump_file(const char *path, char **out, size_t *len, size_t max)
 {
 	char *buf = malloc(max);
 	ssize_t got = 0;
@@ -175,7 +175,7 @@ int klog_read(const char *sysroot, struct klog *k)
 	memset(k, 0, sizeof(*k));
 	if (sysroot) {
 		snprintf(path, sizeof(path), "%s" P_KERNEL_LOG, sysroot);
-		k->err = read_file(path, &buf, &len, 1 << 20);
+		k->err = read_dump_file(path, &buf, &len, 1 << 20);
 		if (k->err)
 			return k->err;
 	} else {
@@ -197,43 +197,4 @@ int klog_read(const char *sysroot, struct klog *k)
 	parse(k, buf, len);
 	free(buf);
 	return 0;
-}
-
-/* The value of " key=" in a --format=log line, a plain word; "" if none. */
-static void log_value(const char *line, const char *key, char *out, size_t cap)
-{
-	const char *p = strstr(line, key);
-	size_t n = 0;
-
-	if (p)
-		for (p += strlen(key); *p && *p != ' ' && *p != '\n' && *p != '"' && n + 1 < cap; p++)
-			out[n++] = *p;
-	out[n] = 0;
-}
-
-int captured_read(const char *sysroot, struct captured *c)
-{
-	char path[4096 + 32], *buf, v[24];
-	size_t len;
-	int err;
-
-	memset(c, 0, sizeof(*c));
-	if (!sysroot)
-		return -ENOENT;
-	snprintf(path, sizeof(path), "%s/tsckit/live-state", sysroot);
-	err = read_file(path, &buf, &len, 4096);
-	if (err)
-		return err;
-	buf[len < 4096 ? len : 4095] = 0;
-	if (!strncmp(buf, "tscinfo: ", 9)) {
-		log_value(buf, " usable=", v, sizeof(v));
-		c->have = !strcmp(v, "0") || !strcmp(v, "1");
-		c->usable = !strcmp(v, "1");
-		log_value(buf, " conversion=", c->conversion, sizeof(c->conversion));
-		log_value(buf, " khz_source=", c->khz_src, sizeof(c->khz_src));
-		log_value(buf, " khz=", v, sizeof(v));
-		c->khz = strtoull(v, NULL, 10);
-	}
-	free(buf);
-	return c->have ? 0 : -EINVAL;
 }

@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: MIT OR LGPL-2.1
+/*
+ * The TSC frequency from the best source the tools can read, and where it
+ * came from (freq.c), with the kernel log's lines about the TSC (klog.c).
+ * tscinfo and tscbench both report it: one reading, one answer.
+ */
+#ifndef TOOLS_FREQ_H
+#define TOOLS_FREQ_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <tsc.h>
+
+/* The kernel log's lines about the TSC. */
+#define KLOG_MAX 8
+#define KLOG_LEN 240
+struct klog {
+	bool read;		/* else err says why not */
+	int err;
+	uint64_t khz;		/* the frequency the kernel detected or refined, 0 if none */
+	char khz_line[KLOG_LEN];
+	int n;			/* the TSC dropped: "Marking ... unstable" and the
+				 * watchdog's figures, the last KLOG_MAX lines */
+	char line[KLOG_MAX][KLOG_LEN];
+};
+
+/* Frequency facts the tools read themselves, beside libtsc's. */
+struct freq_facts {
+	struct klog klog;
+	int cpuid_err;		/* 0, or why there are no CPUID facts */
+	uint64_t cpuid15_khz, cpuid_hv_khz, cpuid16_mhz;
+};
+
+/* The best frequency known, and where it came from. */
+struct freq {
+	uint64_t khz;		/* 0: unknown */
+	const char *src;	/* a stable name, NULL when unknown */
+	char how[KLOG_LEN + 96];	/* for people: the details, or why unknown */
+};
+
+/* sysroot NULL: this machine (its CPU, its kernel log). */
+int klog_read(const char *sysroot, struct klog *k);
+void freq_facts_read(const char *sysroot, struct freq_facts *ff);
+void freq_best(const struct tsc_info *i, const struct freq_facts *ff, struct freq *out);
+/* A dump's file, at most max bytes (malloc'ed in *out): 0 or -errno. */
+int read_dump_file(const char *path, char **out, size_t *len, size_t max);
+
+/* "2694861 kHz (from ...)", or "unknown (why)", and a newline: the same
+ * words in every tool.  Inline, so that a test that links a tool's
+ * output code alone (tests/metrics) needs nothing more. */
+static inline void freq_print(FILE *f, const struct freq *fr)
+{
+	if (!fr->khz)
+		fprintf(f, "unknown (%s)\n", fr->how);
+	else if (!strcmp(fr->src, "kernel-log"))
+		fprintf(f, "%llu kHz (from the kernel log: %s)\n", (unsigned long long)fr->khz,
+			fr->how);
+	else if (*fr->how)
+		fprintf(f, "%llu kHz (from %s, %s)\n", (unsigned long long)fr->khz, fr->src, fr->how);
+	else
+		fprintf(f, "%llu kHz (from %s)\n", (unsigned long long)fr->khz, fr->src);
+}
+
+#endif
