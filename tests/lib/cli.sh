@@ -23,6 +23,10 @@ expect 2 "requires an argument" --sysroot
 expect 2 "invalid --count" --watch --count 0
 expect 2 "invalid --count" --watch --count abc
 expect 2 "invalid --timeout" --watch --timeout -1
+# --timeout's range is what millis() takes: 1 ms after rounding to a year.
+for t in 1e9 0.0001 inf -1 0; do
+	expect 2 "invalid --timeout '$t': seconds, from 0.0005 to 31536000 (a year)" -w -t $t
+done
 expect 2 "go with --watch" --count 3
 expect 2 "unexpected argument" extra
 expect 2 "invalid --cross-cpu" --cross-cpu=0
