@@ -284,6 +284,11 @@ expect 2 "invalid --calib-follow ''" --calib-follow ""
 expect 2 "requires an argument" --calib-follow
 expect 2 "unexpected argument" extra
 expect 3 "cannot write" -q -d 0 -o /nonexistent/dir/x.json
+# The JSON file goes only as --json=FILE (an optional argument).
+expect 2 "the file goes in the option's word: --json=$d/j1.json" -J"$d/j1.json"
+expect 2 "the JSON file goes in the option's word: --json=$d/x.json" -J "$d/x.json"
+expect 2 "the JSON file goes in the option's word: --json=$d/x.json" --json "$d/x.json"
+[ ! -e "$d/j1.json" ] && [ ! -e "$d/x.json" ] || no "-J FILE wrote a file"
 expect 0 "Usage:" --help
 expect 0 "libtsc" -V
 expect 0 "syscall_clock_gettime" --list
