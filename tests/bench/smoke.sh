@@ -289,6 +289,11 @@ expect 2 "the file goes in the option's word: --json=$d/j1.json" -J"$d/j1.json"
 expect 2 "the JSON file goes in the option's word: --json=$d/x.json" -J "$d/x.json"
 expect 2 "the JSON file goes in the option's word: --json=$d/x.json" --json "$d/x.json"
 [ ! -e "$d/j1.json" ] && [ ! -e "$d/x.json" ] || no "-J FILE wrote a file"
+# A dump that is not there fails before the run, as tscinfo --sysroot.
+expect 3 "open-sysroot /nonexistent: No such file or directory" -q -d 0 --threads 0 \
+	--cross-cpu 0 --calib-follow 0 --methods rdtsc --opens 1 --open-sysroot /nonexistent
+expect 3 "open-sysroot /etc/passwd: not a directory" -q -d 0 --threads 0 \
+	--cross-cpu 0 --calib-follow 0 --methods rdtsc --opens 1 --open-sysroot /etc/passwd
 expect 0 "Usage:" --help
 expect 0 "libtsc" -V
 expect 0 "syscall_clock_gettime" --list

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include "tscbench.h"
 
@@ -148,6 +149,21 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	/* Open the reports first: a bad path fails before the long run. */
+	if (cfg.open_sysroot) {
+		struct stat st;
+
+		/* libtsc reads a missing dump as empty files: fail as tscinfo */
+		if (stat(cfg.open_sysroot, &st)) {
+			tool_warn("--open-sysroot %s: %s", cfg.open_sysroot, strerror(errno));
+			tsc_close(env.t);
+			return EXIT_RUNTIME;
+		}
+		if (!S_ISDIR(st.st_mode)) {
+			tool_warn("--open-sysroot %s: not a directory", cfg.open_sysroot);
+			tsc_close(env.t);
+			return EXIT_RUNTIME;
+		}
+	}
 	if (cfg.output) {
 		out = fopen(cfg.output, "we");
 		if (!out) {
