@@ -73,7 +73,9 @@ for name, o in d["startup"].items():
         assert o["calibration_ms"] is None or o["calibration_ms"] > 0, (name, o)
 s = d["drift"]["series"][0]
 assert len(s["samples"]) >= 5 and "ppm" in s["monotonic_raw"], "drift samples"
-assert d["backward"]["thread"]["reads"] > 0
+t = d["backward"]["thread"]
+assert t["reads"] > 0
+assert t["backward"] or t["worst_ns"] is None, ("worst_ns with none back", t)
 assert d["startup"]["default"]["opens"] >= 1
 # The calibration start-up: --quick follows for 2 s.
 assert d["config"]["calib_follow_s"] == 2, d["config"]
@@ -92,6 +94,7 @@ else:
     assert c["end_tsc_usable"] and c["end_source"] == "calibration", c
     assert c["end_s"] >= 2 and c["tsc_khz"] > 0, c
     assert c["reads"] > 1000 and c["backward"] == 0, ("reads went back", c)
+    assert c["worst_ns"] is None, ("worst_ns with none back", c)
     h = c["history"]
     assert h and all(h[i][0] <= h[i + 1][0] for i in range(len(h) - 1)), h
     print("# figure: calibration: tsc_open() %.3f ms, TSC in use after %.1f ms at %d ppb, "
@@ -125,6 +128,67 @@ for w in "Cost per call" "Throughput" "Drift over" "tsc_open()" "rdtsc " \
 	"Calibration start-up (force_calibrate, with a watcher)"; do
 	grep -q "$w" "$d/out.txt" || no "table lacks '$w'"
 done
+# No placeholder words: a worst of 0 where nothing went back, factors
+# "from none", "1 CPUs".
+phw='worst 0 (ticks|ns)|0 backward, worst|from none|\(none\)|(^|[^0-9])1 CPUs'
+placeholders() {	# placeholders FILE WHAT
+	if grep -nE "$phw" "$1" > "$d/ph"; then
+		no "$2: placeholders:"
+		sed 's/^/#   /' "$d/ph"
+	fi
+}
+placeholders "$d/out.txt" "the table"
+
+# One CPU and no factors: taskset -c 0, RDTSC made to trap (PR_SET_TSC)
+# so that libtsc has no factors.  The cross-CPU check is "not measured",
+# the header says "1 CPU", no factors are words, not "none", in the table
+# and the plot's legend; in JSON null.
+plot=
+command -v gnuplot > /dev/null && plot=1
+if command -v taskset > /dev/null; then
+	taskset -c 0 python3 -c '
+import ctypes, os, sys
+ctypes.CDLL(None).prctl(26, 2, 0, 0, 0)	# PR_SET_TSC, PR_TSC_SIGSEGV
+os.execv(sys.argv[1], sys.argv[1:])' "$tb" -q -d 0.1 --threads 0 --opens 1 --calib-follow 0 \
+		--methods clock_gettime_monotonic --no-progress --json="$d/one.json" \
+		${plot:+-p "$d/one.png"} > "$d/one.txt" 2> "$d/one.err"
+	rc=$?
+	[ "$rc" -le 1 ] || no "one CPU, no RDTSC: exit $rc: $(cat "$d/one.err")"
+	placeholders "$d/one.txt" "one CPU, no RDTSC: the table"
+	[ ! -f "$d/one.png.gp" ] || ! grep -n 'none' "$d/one.png.gp" ||
+		no "one CPU, no RDTSC: 'none' in the plot's legend"
+	for w in '^tscbench (libtsc [^)]*): .*, 1 CPU, Linux' \
+		"^across CPUs: not measured: one CPU in this process's affinity set\$" \
+		'^time going back in one thread: 0 of [0-9]* reads, none went back$' \
+		'^tsc_open(): .* of 1, no factors (fallback clock)$' \
+		'default options, no factors (fallback clock)$'; do
+		grep -q "$w" "$d/one.txt" || no "one CPU, no RDTSC: the table lacks '$w'"
+	done
+	python3 - "$d/one.json" <<'PY' || no "one CPU, no RDTSC: JSON"
+import json, sys
+d = json.load(open(sys.argv[1]))
+def strings(o):
+    if isinstance(o, dict):
+        for v in o.values():
+            yield from strings(v)
+    elif isinstance(o, list):
+        for v in o:
+            yield from strings(v)
+    elif isinstance(o, str):
+        yield o
+assert "none" not in list(strings(d)), "a \"none\" in the JSON"
+assert d["libtsc"]["source"] is None, ("libtsc has factors: no case here", d["libtsc"])
+b = d["backward"]
+assert b["cross_cpu"] is None, b
+assert b["thread"]["backward"] or b["thread"]["worst_ns"] is None, b
+o = d["startup"]["default"]
+assert o["source"] is None and o["error_bound_ppb"] is None and o["mult_spread_ppm"] is None, o
+s = d["drift"]["series"][0]
+assert s["source"] is None and s["error_bound_ppb"] is None, s
+PY
+else
+	no "taskset (util-linux) is not installed: one CPU not tried"
+fi
 
 # The TSC frequency and where it comes from: what tscinfo says, read by
 # the same code (tools/common/freq.c), in JSON and in the table's words.
@@ -220,6 +284,16 @@ expect 2 "invalid --calib-follow ''" --calib-follow ""
 expect 2 "requires an argument" --calib-follow
 expect 2 "unexpected argument" extra
 expect 3 "cannot write" -q -d 0 -o /nonexistent/dir/x.json
+# The JSON file goes only as --json=FILE (an optional argument).
+expect 2 "the file goes in the option's word: --json=$d/j1.json" -J"$d/j1.json"
+expect 2 "the JSON file goes in the option's word: --json=$d/x.json" -J "$d/x.json"
+expect 2 "the JSON file goes in the option's word: --json=$d/x.json" --json "$d/x.json"
+[ ! -e "$d/j1.json" ] && [ ! -e "$d/x.json" ] || no "-J FILE wrote a file"
+# A dump that is not there fails before the run, as tscinfo --sysroot.
+expect 3 "open-sysroot /nonexistent: No such file or directory" -q -d 0 --threads 0 \
+	--cross-cpu 0 --calib-follow 0 --methods rdtsc --opens 1 --open-sysroot /nonexistent
+expect 3 "open-sysroot /etc/passwd: not a directory" -q -d 0 --threads 0 \
+	--cross-cpu 0 --calib-follow 0 --methods rdtsc --opens 1 --open-sysroot /etc/passwd
 expect 0 "Usage:" --help
 expect 0 "libtsc" -V
 expect 0 "syscall_clock_gettime" --list

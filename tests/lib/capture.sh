@@ -38,5 +38,22 @@ for sh in "busybox sh" sh; do
 		echo "# kernel log not readable here: tsckit/kernel-log not tried"
 	fi
 done
+# The command line: an option is refused by the script, not by mkdir,
+# with exit 2 and the usage under the name it was run as.
+cp "$top/tools/tscinfo/capture-sysroot" "$d/tsc-capture-sysroot"
+for a in --bogus -x; do
+	(cd "$d" && sh ./tsc-capture-sysroot $a) > "$d/o" 2>&1
+	rc=$?
+	[ "$rc" = 2 ] || no "tsc-capture-sysroot $a: exit $rc, want 2"
+	grep -q "^tsc-capture-sysroot: unknown option '$a'" "$d/o" ||
+		no "tsc-capture-sysroot $a: $(head -1 "$d/o")"
+	grep -q "^usage: tsc-capture-sysroot DIR" "$d/o" || no "tsc-capture-sysroot $a: no usage"
+	! grep -q mkdir "$d/o" || no "tsc-capture-sysroot $a: mkdir's error leaks"
+	[ ! -e "$d/$a" ] || no "tsc-capture-sysroot $a: made $a"
+done
+sh "$d/tsc-capture-sysroot" > "$d/o" 2>&1
+[ $? = 2 ] && grep -q "^usage: tsc-capture-sysroot DIR" "$d/o" || no "no DIR: not exit 2 with usage"
+sh "$d/tsc-capture-sysroot" --help > "$d/o" 2>&1 || no "--help: exit $?"
+grep -q "^usage: tsc-capture-sysroot DIR" "$d/o" || no "--help: no usage"
 rm -rf "$d"
 exit $fail

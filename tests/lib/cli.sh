@@ -23,6 +23,10 @@ expect 2 "requires an argument" --sysroot
 expect 2 "invalid --count" --watch --count 0
 expect 2 "invalid --count" --watch --count abc
 expect 2 "invalid --timeout" --watch --timeout -1
+# --timeout's range is what millis() takes: 1 ms after rounding to a year.
+for t in 1e9 0.0001 inf -1 0; do
+	expect 2 "invalid --timeout '$t': seconds, from 0.0005 to 31536000 (a year)" -w -t $t
+done
 expect 2 "go with --watch" --count 3
 expect 2 "unexpected argument" extra
 expect 2 "invalid --cross-cpu" --cross-cpu=0
@@ -84,7 +88,8 @@ grep -q "cross-CPU check:" /tmp/cli.$$.out || no "--cross-cpu: no result line (e
 # saw).  One CPU has no other to compare with: "not measured".
 nordtsc='not measured: RDTSC may not be executed in this process$'
 xcpu() {	# xcpu NAME WANT [PREFIX...]: tscinfo -x50 run by PREFIX
-	name=$1 want=$2
+	name=$1 want=$2 cpus=many
+	[ "$name" = "taskset -c 0" ] && cpus=one
 	shift 2
 	"$@" "$ti" -x50 --no-cost --verbose > /tmp/cli.$$.out 2>&1
 	rc=$?
@@ -101,9 +106,10 @@ xcpu() {	# xcpu NAME WANT [PREFIX...]: tscinfo -x50 run by PREFIX
 	"$@" "$ti" -x50 --no-cost --json 2> /dev/null | python3 -c '
 import json, sys
 x = json.load(sys.stdin)["cross_cpu"]
+assert x is None or sys.argv[1] != "one", ("one CPU: cross_cpu is not null", x)
 assert x is None or not [k for k, v in x.items() if v in (-1, 2**64 - 1)], x
-assert x is None or x["backward"] or x["worst_ns"] is None, x' ||
-		no "--cross-cpu --json, $name: a placeholder in cross_cpu"
+assert x is None or x["backward"] or x["worst_ns"] is None, x' "$cpus" ||
+		no "--cross-cpu --json, $name: a placeholder in cross_cpu, or not null on one CPU"
 }
 measured='^[0-9]+ CPUs, [0-9]+ reads, (none went back|[0-9]+ backward, worst [0-9]+ ticks \(([0-9]+ ns|ns unknown: no frequency)\), CPU [0-9]+ -> [0-9]+)$'
 if [ "$(nproc)" -ge 2 ]; then

@@ -38,6 +38,11 @@ for p in man1/*.1 man3/*.3; do
 		no "$p: a quote lost:"
 		sed 's/^/#   /' "$d/q"
 	fi
+	# A macro's argument list eating the next sentence: "(x(1)).A".
+	if grep -E '\)\.[A-Z]' "$d/out" > "$d/q"; then
+		no "$p: a sentence glued to a macro's last word:"
+		sed 's/^/#   /' "$d/q"
+	fi
 	[ "$p" = man1/tscinfo.1 ] && cp "$d/out" "$d/tscinfo.txt"
 done
 for s in "tscbench(1)" "tsc-capture-sysroot(1)" "libtsc(3)"; do

@@ -43,7 +43,8 @@ int parse_args(int argc, char **argv, struct cfg *cfg, char *err, size_t errlen)
 	cfg->calib_follow = 10;
 	optind = 0;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":d:qJjo:p:m:hV", longopts, NULL)) != -1) {
+	/* J:: and j:: only to catch -Jfile: the file goes as --json=file. */
+	while ((c = getopt_long(argc, argv, ":d:qJ::j::o:p:m:hV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
 			if (opt_double(optarg, 0, 86400, &cfg->duration))
@@ -55,6 +56,11 @@ int parse_args(int argc, char **argv, struct cfg *cfg, char *err, size_t errlen)
 			break;
 		case 'J':
 		case 'j':
+			if (optarg && strncmp(argv[optind - 1], "--", 2)) {
+				snprintf(err, errlen, "-%c takes no file ('%s'): the file goes in "
+					 "the option's word: --json=%s", c, optarg, optarg);
+				return -1;
+			}
 			if (optarg && !*optarg) {
 				snprintf(err, errlen, "--json= needs a file name");
 				return -1;
@@ -133,6 +139,12 @@ int parse_args(int argc, char **argv, struct cfg *cfg, char *err, size_t errlen)
 		default:
 			return opt_getopt_error(c, argv, err, errlen);
 		}
+	}
+	if (optind < argc && cfg->json) {
+		/* getopt_long's rule for an optional argument, as tscinfo -x */
+		snprintf(err, errlen, "unexpected argument '%s': the JSON file goes in the "
+			 "option's word: --json=%s", argv[optind], argv[optind]);
+		return -1;
 	}
 	if (opt_no_operands(argc, argv, err, errlen))
 		return -1;

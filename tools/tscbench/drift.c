@@ -153,6 +153,7 @@ int drift_run(const struct cfg *cfg, struct env *e, struct accuracy *a)
 	}
 
 	a->xcpu_err = 0;
+	a->xcpu_one_cpu = cfg->xcpu_ms && e->ncpus < 2;
 	if (cfg->xcpu_ms && e->ncpus > 1) {
 		progress("cross-CPU check: %lu ms on %d CPUs", cfg->xcpu_ms, e->ncpus);
 		if (tsc_xcpu_check(e->t, (unsigned int)cfg->xcpu_ms, &a->xcpu, sizeof(a->xcpu)))

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include "tscbench.h"
 
@@ -43,7 +44,8 @@ static void usage(FILE *f)
 	      "                          0 skips it)\n"
 	      " -q, --quick            short cost and throughput runs (a smoke test)\n"
 	      " -J, --json[=<file>]    JSON output (field names: tscbench(1)); with a\n"
-	      "                          file: JSON there, the table as usual\n"
+	      "                          file, only as --json=<file>: JSON there, the\n"
+	      "                          table as usual\n"
 	      " -o, --output <file>    write the report to file instead of stdout\n"
 	      " -p, --plot <file.png>  plot cost and drift with gnuplot (script: file.png.gp)\n"
 	      " -m, --methods <list>   measure only these methods (comma list, see --list)\n"
@@ -147,6 +149,21 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	/* Open the reports first: a bad path fails before the long run. */
+	if (cfg.open_sysroot) {
+		struct stat st;
+
+		/* libtsc reads a missing dump as empty files: fail as tscinfo */
+		if (stat(cfg.open_sysroot, &st)) {
+			tool_warn("--open-sysroot %s: %s", cfg.open_sysroot, strerror(errno));
+			tsc_close(env.t);
+			return EXIT_RUNTIME;
+		}
+		if (!S_ISDIR(st.st_mode)) {
+			tool_warn("--open-sysroot %s: not a directory", cfg.open_sysroot);
+			tsc_close(env.t);
+			return EXIT_RUNTIME;
+		}
+	}
 	if (cfg.output) {
 		out = fopen(cfg.output, "we");
 		if (!out) {

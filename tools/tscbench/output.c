@@ -121,7 +121,8 @@ int goals_eval(const struct env *e, const struct accuracy *a, struct goal *g, in
 			set_goal(&g[n], "drift vs MONOTONIC_RAW, calibrated", "ppm",
 				 fabs(s->raw.ppm), 1.0, false);
 		}
-		snprintf(g[n++].note, sizeof(g->note), "factors from %s", tsc_src_name(s->src));
+		snprintf(g[n++].note, sizeof(g->note), "%s%s", s->src ? "factors from " : "",
+			 factors_words(s->src));
 	}
 	if (a->open_default.opens) {
 		bool kf = kernel_factors(a->open_default.src);
@@ -131,8 +132,9 @@ int goals_eval(const struct env *e, const struct accuracy *a, struct goal *g, in
 		set_goal(&g[n], kf ? "tsc_open(), kernel factors" :
 			 "tsc_open(), no kernel factors", "ms",
 			 a->open_default.us.median / 1e3, 1.0, false);
-		snprintf(g[n++].note, sizeof(g->note), "default options, factors from %s",
-			 tsc_src_name(a->open_default.src));
+		snprintf(g[n++].note, sizeof(g->note), "default options, %s%s",
+			 a->open_default.src ? "factors from " : "",
+			 factors_words(a->open_default.src));
 	}
 	if (a->open_sysroot.opens && kernel_factors(a->open_sysroot.src) &&
 	    !kernel_factors(a->open_default.src)) {
@@ -187,8 +189,8 @@ static void header(FILE *f, const struct env *e)
 {
 	const struct tsc_info *i = &e->info;
 
-	fprintf(f, "tscbench (libtsc %s): %s, %d CPUs, Linux %s\n", tsc_version(),
-		e->cpu_model, e->ncpus, e->kernel);
+	fprintf(f, "tscbench (libtsc %s): %s, %d CPU%s, Linux %s\n", tsc_version(),
+		e->cpu_model, e->ncpus, e->ncpus == 1 ? "" : "s", e->kernel);
 	fprintf(f, "clocksource %s; ", *e->clocksource ? e->clocksource : "unknown");
 	gettime_text(f, e);
 	fprintf(f, "libtsc: TSC %s; ", i->usable ? "in use" : "not used");
@@ -291,7 +293,7 @@ static void text_calib(FILE *f, const struct calib_startup *c)
 		fprintf(f, "  calibrated TSC in use after %.1f ms, bound %.3f ppm, %llu kHz, "
 			"a slew from the %s factors (no switch)\n", c->use_ms,
 			c->use_err_ppb / 1000.0, (unsigned long long)c->khz,
-			tsc_src_name(c->open_src));
+			factors_words(c->open_src));
 	else
 		fprintf(f, "  calibrated TSC NOT in use after %.1f s (bound %.3f ppm)\n", c->end_s,
 			c->end_err_ppb / 1000.0);
@@ -301,9 +303,12 @@ static void text_calib(FILE *f, const struct calib_startup *c)
 		(unsigned long long)c->switches, c->switches == 1 ? "" : "es",
 		(long long)c->last_step_ns,
 		c->end_usable ? "TSC in use" : "TSC not in use");
-	fprintf(f, "  time going back in one thread: %llu of %llu tsc_now_ns_ordered(), "
-		"worst %llu ns\n", (unsigned long long)c->backward, (unsigned long long)c->reads,
-		(unsigned long long)c->worst_back_ns);
+	fprintf(f, "  time going back in one thread: %llu of %llu tsc_now_ns_ordered(), ",
+		(unsigned long long)c->backward, (unsigned long long)c->reads);
+	if (c->backward)
+		fprintf(f, "worst %llu ns\n", (unsigned long long)c->worst_back_ns);
+	else
+		fprintf(f, "none went back\n");
 }
 
 static void text_accuracy(FILE *f, const struct accuracy *a)
@@ -325,15 +330,23 @@ static void text_accuracy(FILE *f, const struct accuracy *a)
 				s->usable ? tsc_src_name(s->src) : "(fallback)", r, m,
 				s->usable ? "" : "  (TSC not in use: reads are the clock)");
 		}
-		fprintf(f, "time going back in one thread: %llu of %llu reads, worst %llu ns\n",
-			(unsigned long long)a->backward, (unsigned long long)a->reads,
-			(unsigned long long)a->worst_back_ns);
+		fprintf(f, "time going back in one thread: %llu of %llu reads, ",
+			(unsigned long long)a->backward, (unsigned long long)a->reads);
+		if (a->backward)
+			fprintf(f, "worst %llu ns\n", (unsigned long long)a->worst_back_ns);
+		else
+			fprintf(f, "none went back\n");
 	}
-	if (a->have_xcpu)
-		fprintf(f, "across CPUs: %u CPUs, %llu reads, %llu backward, worst %llu ticks (%llu ns)%s\n",
-			a->xcpu.cpus, (unsigned long long)a->xcpu.reads,
+	if (a->xcpu_one_cpu || (a->have_xcpu && a->xcpu.cpus < 2))
+		fprintf(f, "across CPUs: not measured: one CPU in this process's affinity set\n");
+	else if (a->have_xcpu && a->xcpu.backward)
+		fprintf(f, "across CPUs: %u CPUs, %llu reads, %llu backward, worst %llu ticks "
+			"(%llu ns) TIME WENT BACK\n", a->xcpu.cpus, (unsigned long long)a->xcpu.reads,
 			(unsigned long long)a->xcpu.backward, (unsigned long long)a->xcpu.worst_ticks,
-			(unsigned long long)a->xcpu.worst_ns, a->xcpu.backward ? " TIME WENT BACK" : "");
+			(unsigned long long)a->xcpu.worst_ns);
+	else if (a->have_xcpu)
+		fprintf(f, "across CPUs: %u CPUs, %llu reads, none went back\n", a->xcpu.cpus,
+			(unsigned long long)a->xcpu.reads);
 	else if (a->xcpu_err)
 		fprintf(f, "across CPUs: not checked: %s\n", strerror(a->xcpu_err));
 	if (a->open_default.opens || a->open_default.err) {
@@ -342,16 +355,17 @@ static void text_accuracy(FILE *f, const struct accuracy *a)
 		if (d->err)
 			fprintf(f, "\ntsc_open(): fails: %s\n", strerror(d->err));
 		else
-			fprintf(f, "\ntsc_open(): %.3f ms median (%.3f..%.3f) of %lu, factors from %s\n",
+			fprintf(f, "\ntsc_open(): %.3f ms median (%.3f..%.3f) of %lu, %s%s\n",
 				d->us.median / 1e3, d->min_us / 1e3, d->max_us / 1e3, d->opens,
-				tsc_src_name(d->src));
+				d->src ? "factors from " : "", factors_words(d->src));
 		if (a->open_sysroot.err)
 			fprintf(f, "tsc_open(sysroot): fails: %s\n", strerror(a->open_sysroot.err));
 		else if (a->open_sysroot.opens)
-			fprintf(f, "tsc_open(sysroot): %.3f ms median (%.3f..%.3f) of %lu, factors from %s\n",
+			fprintf(f, "tsc_open(sysroot): %.3f ms median (%.3f..%.3f) of %lu, %s%s\n",
 				a->open_sysroot.us.median / 1e3, a->open_sysroot.min_us / 1e3,
 				a->open_sysroot.max_us / 1e3, a->open_sysroot.opens,
-				tsc_src_name(a->open_sysroot.src));
+				a->open_sysroot.src ? "factors from " : "",
+				factors_words(a->open_sysroot.src));
 		if (c->err)
 			fprintf(f, "tsc_open(force_calibrate): fails: %s\n", strerror(c->err));
 		else if (c->opens)
@@ -490,6 +504,12 @@ static void jppb(FILE *f, const char *key, bool known, uint64_t v)
 		fputs("null", f);
 }
 
+/* A factors' source, null for none. */
+static void jsrc(FILE *f, enum tsc_src src)
+{
+	json_str(f, src != TSC_SRC_NONE ? tsc_src_name(src) : NULL);
+}
+
 static void json_open(FILE *f, const char *name, const struct open_time *o)
 {
 	fprintf(f, ",\n    \"%s\": ", name);
@@ -507,12 +527,14 @@ static void json_open(FILE *f, const char *name, const struct open_time *o)
 	jnum(f, o->us.median / 1e3);
 	jkv(f, ", \"min\": ", o->min_us / 1e3);
 	jkv(f, ", \"max\": ", o->max_us / 1e3);
-	fprintf(f, "}, \"source\": \"%s\", \"tsc_usable\": %s, \"calibration_ms\": ",
-		tsc_src_name(o->src), o->usable ? "true" : "false");
+	fputs("}, \"source\": ", f);
+	jsrc(f, o->src);
+	fprintf(f, ", \"tsc_usable\": %s, \"calibration_ms\": ", o->usable ? "true" : "false");
 	jnum(f, o->calib_ns ? o->calib_ns / 1e6 : NAN);
-	jppb(f, ", \"error_bound_ppb\": ", true, o->err_ppb);
+	/* No factors: no bound, no spread between them. */
+	jppb(f, ", \"error_bound_ppb\": ", o->src != TSC_SRC_NONE, o->err_ppb);
 	fputs(", \"mult_spread_ppm\": ", f);
-	jnum(f, o->mult_spread_ppm);
+	jnum(f, o->src != TSC_SRC_NONE ? o->mult_spread_ppm : NAN);
 	fputs("}", f);
 }
 
@@ -560,9 +582,9 @@ static void json_calib(FILE *f, const struct calib_startup *c)
 	fprintf(f, ", \"refinements\": %llu, \"switches\": %llu, \"last_step_ns\": %lld",
 		(unsigned long long)c->refinements, (unsigned long long)c->switches,
 		(long long)c->last_step_ns);
-	fprintf(f, ",\n     \"reads\": %llu, \"backward\": %llu, \"worst_ns\": %llu",
-		(unsigned long long)c->reads, (unsigned long long)c->backward,
-		(unsigned long long)c->worst_back_ns);
+	fprintf(f, ",\n     \"reads\": %llu, \"backward\": %llu",
+		(unsigned long long)c->reads, (unsigned long long)c->backward);
+	jppb(f, ", \"worst_ns\": ", c->backward, c->worst_back_ns);
 	fprintf(f, ",\n     \"history\": [");
 	for (k = 0; k < c->nhist; k++) {
 		const struct calib_point *p = &c->hist[k];
@@ -589,10 +611,11 @@ static void json_accuracy(FILE *f, const struct accuracy *a)
 		for (k = 0; k < a->nseries; k++) {
 			const struct drift_series *s = &a->s[k];
 
-			fprintf(f, "%s\n    {\"handle\": \"%s\", \"tsc_usable\": %s, \"source\": \"%s\", "
-				"\"error_bound_ppb\": %llu,\n     ", k ? "," : "", s->handle,
-				s->usable ? "true" : "false", tsc_src_name(s->src),
-				(unsigned long long)s->err_ppb);
+			fprintf(f, "%s\n    {\"handle\": \"%s\", \"tsc_usable\": %s, \"source\": ",
+				k ? "," : "", s->handle, s->usable ? "true" : "false");
+			jsrc(f, s->src);
+			jppb(f, ", \"error_bound_ppb\": ", s->src != TSC_SRC_NONE, s->err_ppb);
+			fputs(",\n     ", f);
 			jref(f, "monotonic_raw", &s->raw);
 			fputs(",\n     ", f);
 			jref(f, "monotonic", &s->mono);
@@ -609,12 +632,14 @@ static void json_accuracy(FILE *f, const struct accuracy *a)
 		fputs("]}", f);
 	}
 	fprintf(f, ",\n  \"backward\": {\"thread\": ");
-	if (a->ran)
-		fprintf(f, "{\"reads\": %llu, \"backward\": %llu, \"worst_ns\": %llu}",
-			(unsigned long long)a->reads, (unsigned long long)a->backward,
-			(unsigned long long)a->worst_back_ns);
-	else
+	if (a->ran) {
+		fprintf(f, "{\"reads\": %llu, \"backward\": %llu",
+			(unsigned long long)a->reads, (unsigned long long)a->backward);
+		jppb(f, ", \"worst_ns\": ", a->backward, a->worst_back_ns);
+		fputs("}", f);
+	} else {
 		fputs("null", f);
+	}
 	fprintf(f, ",\n    \"cross_cpu\": ");
 	if (a->have_xcpu && a->xcpu.backward)
 		fprintf(f, "{\"cpus\": %u, \"reads\": %llu, \"backward\": %llu, \"worst_ticks\": %llu, "
@@ -623,7 +648,7 @@ static void json_accuracy(FILE *f, const struct accuracy *a)
 			(unsigned long long)a->xcpu.backward, (unsigned long long)a->xcpu.worst_ticks,
 			(unsigned long long)a->xcpu.worst_ns, a->xcpu.worst_from_cpu,
 			a->xcpu.worst_to_cpu);
-	else if (a->have_xcpu)	/* none went back: no worst pair */
+	else if (a->have_xcpu && a->xcpu.cpus >= 2)	/* none went back: no worst pair */
 		fprintf(f, "{\"cpus\": %u, \"reads\": %llu, \"backward\": 0, \"worst_ticks\": null, "
 			"\"worst_ns\": null, \"from_cpu\": null, \"to_cpu\": null}",
 			a->xcpu.cpus, (unsigned long long)a->xcpu.reads);

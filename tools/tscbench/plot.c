@@ -80,12 +80,12 @@ static void script(FILE *f, const char *png, const struct env *e, const struct a
 			char t[96];
 
 			snprintf(t, sizeof(t), "%s (%s) vs MONOTONIC_RAW", a->s[k].handle,
-				 tsc_src_name(a->s[k].src));
+				 factors_words(a->s[k].src));
 			fprintf(f, "%s$drift using 1:%d with lines lw 2 title ", k ? ", \\\n     " : "",
 				2 + 2 * k);
 			gp_string(f, t);
 			snprintf(t, sizeof(t), "%s (%s) vs MONOTONIC", a->s[k].handle,
-				 tsc_src_name(a->s[k].src));
+				 factors_words(a->s[k].src));
 			fprintf(f, ", \\\n     $drift using 1:%d with lines lw 2 dt 2 title ", 3 + 2 * k);
 			gp_string(f, t);
 		}

@@ -203,6 +203,7 @@ struct accuracy {
 	uint64_t backward;
 	uint64_t worst_back_ns;
 	bool have_xcpu;
+	bool xcpu_one_cpu;		/* asked for, but one CPU: not run */
 	int xcpu_err;			/* errno when it could not run */
 	struct tsc_xcpu_result xcpu;
 	struct open_time open_default, open_calib, open_sysroot;
@@ -210,6 +211,12 @@ struct accuracy {
 };
 
 int drift_run(const struct cfg *cfg, struct env *e, struct accuracy *a);
+
+/* Where factors came from, in words: "none" is no source. */
+static inline const char *factors_words(enum tsc_src src)
+{
+	return src == TSC_SRC_NONE ? "no factors (fallback clock)" : tsc_src_name(src);
+}
 void startup_run(const struct cfg *cfg, struct accuracy *a);	/* opens.c */
 int open_once_child(void);	/* -1: not a re-run */
 

@@ -94,7 +94,7 @@ int parse_args(int argc, char **argv, struct cfg *cfg, char *err, size_t errlen)
 		case 't':
 			if (millis(optarg, &cfg->timeout_ms))
 				return opt_invalid(err, errlen, "--timeout", optarg,
-						   "seconds, more than 0");
+						   "seconds, from 0.0005 to 31536000 (a year)");
 			break;
 		case 'x':
 			cfg->cross_cpu = true;

@@ -357,7 +357,7 @@ void print_json(FILE *f, const struct report *r)
 	} else {
 		fprintf(f, "null");
 	}
-	if (r->have_xcpu) {
+	if (r->have_xcpu && r->xcpu.cpus >= 2) {
 		bool back = r->xcpu.backward;
 		uint64_t ns = 0;
 
@@ -375,6 +375,7 @@ void print_json(FILE *f, const struct report *r)
 				 (unsigned long long)r->xcpu.worst_to_cpu);
 		fprintf(f, "}");
 	} else if (r->cfg->cross_cpu) {
+		/* not run, or one CPU: nothing to compare (the text says which) */
 		fprintf(f, ",\n  \"cross_cpu\": null");
 	}
 	fprintf(f, ",\n  \"kernel_log\": ");
