@@ -155,13 +155,18 @@ os.execv(sys.argv[1], sys.argv[1:])' "$tb" -q -d 0.1 --threads 0 --opens 1 --cal
 	rc=$?
 	[ "$rc" -le 1 ] || no "one CPU, no RDTSC: exit $rc: $(cat "$d/one.err")"
 	placeholders "$d/one.txt" "one CPU, no RDTSC: the table"
+	# No ticks nor ratio to bare RDTSC: words, not "nan" and "0.000".
+	! grep -nE '(^|[^a-z])nan([^a-z]|$)| 0\.000  ' "$d/one.txt" ||
+		no "one CPU, no RDTSC: 'nan' or '0.000' in the cost table"
 	[ ! -f "$d/one.png.gp" ] || ! grep -n 'none' "$d/one.png.gp" ||
 		no "one CPU, no RDTSC: 'none' in the plot's legend"
 	for w in '^tscbench (libtsc [^)]*): .*, 1 CPU, Linux' \
 		"^across CPUs: not measured: one CPU in this process's affinity set\$" \
 		'^time going back in one thread: 0 of [0-9]* reads, none went back$' \
 		'^tsc_open(): .* of 1, no factors (fallback clock)$' \
-		'default options, no factors (fallback clock)$'; do
+		'default options, no factors (fallback clock)$' \
+		'^n/a: RDTSC could not run: RDTSC raises SIGSEGV in this task (prctl PR_SET_TSC)$' \
+		'^clock_gettime_monotonic .* n/a  *n/a  '; do
 		grep -q "$w" "$d/one.txt" || no "one CPU, no RDTSC: the table lacks '$w'"
 	done
 	python3 - "$d/one.json" <<'PY' || no "one CPU, no RDTSC: JSON"
@@ -185,9 +190,58 @@ o = d["startup"]["default"]
 assert o["source"] is None and o["error_bound_ppb"] is None and o["mult_spread_ppm"] is None, o
 s = d["drift"]["series"][0]
 assert s["source"] is None and s["error_bound_ppb"] is None, s
+for m in d["methods"]:
+    if m["cost"]:
+        assert m["cost"]["ticks"] is None and m["cost"]["ratio_to_rdtsc"] is None, m
 PY
 else
 	no "taskset (util-linux) is not installed: one CPU not tried"
+fi
+
+# The calibration start-up from no factors: force_calibrate begins on the
+# fallback clock, its source is null, never "none", in JSON (open_source,
+# end_source, the history's), and words in the table.  Where the kernel
+# does not let libtsc use the TSC, a user and mount namespace shows it
+# what would: no tsc= on the command line, "tsc" its clocksource.
+cs=/sys/devices/system/clocksource/clocksource0
+calib_none() {	# calib_none: the JSON to $d/cn.json, the table to $d/cn.txt
+	printf 'quiet\n' > "$d/cmdline"
+	printf 'tsc\n' > "$d/cur"
+	printf 'tsc hpet acpi_pm\n' > "$d/avail"
+	unshare -rm sh -c 'mount --bind "$1/cmdline" /proc/cmdline &&
+		mount --bind "$1/cur" "$2/current_clocksource" &&
+		mount --bind "$1/avail" "$2/available_clocksource" &&
+		"$3" -q -d 0 --threads 0 --opens 0 --cross-cpu 0 --methods rdtsc \
+			--calib-follow 0.5 --no-progress --json="$1/cn.json" -o "$1/cn.txt"' \
+		sh "$d" "$cs" "$tb"
+}
+if [ -f "$d/out.json" ] && python3 -c 'import json, sys
+c = json.load(open(sys.argv[1]))["startup"]["calibration"]
+sys.exit(0 if c and c["applicable"] else 1)' "$d/out.json"; then
+	"$tb" -q -d 0 --threads 0 --opens 0 --cross-cpu 0 --methods rdtsc --calib-follow 0.5 \
+		--no-progress --json="$d/cn.json" -o "$d/cn.txt"
+	rc=$?
+elif [ -f "$cs/current_clocksource" ] && unshare -rm true 2> /dev/null; then
+	calib_none
+	rc=$?
+else
+	rc=skip
+	echo "# calibration start-up from no factors not tried: not applicable here, no unshare -rm"
+fi
+if [ "$rc" != skip ]; then
+	[ "$rc" -le 1 ] || no "calibration start-up from no factors: exit $rc"
+	placeholders "$d/cn.txt" "calibration start-up from no factors: the table"
+	! grep -n 'none\|18446744073709' "$d/cn.txt" | grep -v 'none went back$' ||
+		no "calibration start-up from no factors: 'none' or UINT64_MAX in the table"
+	python3 - "$d/cn.json" <<'PY' || no "calibration start-up from no factors: JSON"
+import json, sys
+c = json.load(open(sys.argv[1]))["startup"]["calibration"]
+assert c and c["applicable"], ("not applicable", c)
+srcs = [c["open_source"], c["end_source"]] + [h[3] for h in c["history"]]
+assert "none" not in srcs, ("\"none\" for no factors", srcs)
+assert all(s is None or isinstance(s, str) for s in srcs), srcs
+print("# calibration start-up from no factors: sources %s" % sorted(set(map(str, srcs))))
+PY
 fi
 
 # The TSC frequency and where it comes from: what tscinfo says, read by

@@ -263,6 +263,32 @@ pg=$TSC_TEST_VARIANTS/patched-good
 [ "$(wc -l < /tmp/cli.$$.out)" = 1 ] &&
 	grep -q '^tscinfo: state usable=0 tsc_stable=0 clocksource=tsc clock_gettime=vdso tsc_user=0 khz=2596097 khz_source=sysfs-mult conversion=sysfs-mult mult=6462476 shift=24 why="tsc0/tsc_stable=0: the kernel marked the TSC unstable" why_codes=tsc_stable$' \
 	/tmp/cli.$$.out || no "--format=log: $(cat /tmp/cli.$$.out)"
+# The frequency's source in words in the text, its code in JSON and the
+# log line: the kernel's factors, its tsc_khz, cpu0's tsc_freq_khz.
+for v in "patched-good sysfs-mult the kernel's tsc_mult and tsc_shift" \
+	"khz-only sysfs-khz the kernel's tsc0/tsc_khz" \
+	"no-tsc0 cpu0-tsc-freq-khz cpu0/tsc_freq_khz"; do
+	set -- $v
+	name=$1 code=$2
+	shift 2
+	line=$("$ti" --sysroot "$TSC_TEST_VARIANTS/$name" | grep '^TSC frequency:')
+	case $line in
+	*" kHz (from $*)") ;;
+	*) no "$name: the text's frequency is not from '$*': $line" ;;
+	esac
+	"$ti" --json --sysroot "$TSC_TEST_VARIANTS/$name" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+assert d["tsc_khz_source"] == sys.argv[1], d["tsc_khz_source"]' "$code" ||
+		no "$name: the JSON's tsc_khz_source is not $code"
+done
+# No source by its code in any text report: a code is not words.
+for r in "$TSC_TEST_VARIANTS"/*/ "$TSC_TEST_SYSROOTS"/*/; do
+	"$ti" --sysroot "$r" 2> /dev/null | grep -E '\(from [a-z0-9]+-[a-z0-9-]+\)' |
+		sed "s|^|$(basename "$r"): |"
+done > /tmp/cli.$$.codes
+[ ! -s /tmp/cli.$$.codes ] || no "sources named by their code: $(head -3 /tmp/cli.$$.codes)"
+
 # --output: the report in the file, nothing on stdout, the exit status kept.
 "$ti" -J --sysroot "$pg" --output /tmp/cli.$$.json > /tmp/cli.$$.out; rc=$?
 [ "$rc" = 0 ] && [ ! -s /tmp/cli.$$.out ] && python3 -m json.tool /tmp/cli.$$.json > /dev/null ||

@@ -48,6 +48,26 @@ void freq_best(const struct tsc_info *i, const struct freq_facts *ff, struct fre
 /* A dump's file, at most max bytes (malloc'ed in *out): 0 or -errno. */
 int read_dump_file(const char *path, char **out, size_t *len, size_t max);
 
+/* Where libtsc's frequency or factors came from, in words for the text;
+ * the JSON keeps the code (tsc_src_name()).  NULL: the code is words
+ * enough, or comes with its own ("how"). */
+static inline const char *freq_src_words(const char *src)
+{
+	static const char *const w[][2] = {
+		{ "vdso", "the kernel's own factor, from __vdso_tsc_to_ns()" },
+		{ "sysfs-mult", "the kernel's tsc_mult and tsc_shift" },
+		{ "perf", "perf_event's time_mult and time_shift" },
+		{ "sysfs-khz", "the kernel's tsc0/tsc_khz" },
+		{ "cpu0-tsc-freq-khz", "cpu0/tsc_freq_khz" },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(w) / sizeof(w[0]); i++)
+		if (!strcmp(src, w[i][0]))
+			return w[i][1];
+	return NULL;
+}
+
 /* "2694861 kHz (from ...)", or "unknown (why)", and a newline: the same
  * words in every tool.  Inline, so that a test that links a tool's
  * output code alone (tests/metrics) needs nothing more. */
@@ -60,6 +80,9 @@ static inline void freq_print(FILE *f, const struct freq *fr)
 			fr->how);
 	else if (*fr->how)
 		fprintf(f, "%llu kHz (from %s, %s)\n", (unsigned long long)fr->khz, fr->src, fr->how);
+	else if (freq_src_words(fr->src))
+		fprintf(f, "%llu kHz (from %s)\n", (unsigned long long)fr->khz,
+			freq_src_words(fr->src));
 	else
 		fprintf(f, "%llu kHz (from %s)\n", (unsigned long long)fr->khz, fr->src);
 }

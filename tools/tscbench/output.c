@@ -211,7 +211,7 @@ static void header(FILE *f, const struct env *e)
 
 static void text_cost(FILE *f, const struct cfg *cfg, const struct env *e)
 {
-	int i, j, any = 0;
+	int i, j, any = 0, na = 0;
 
 	fprintf(f, "\nCost per call: %lu interleaved rounds, median (p10..p90)%s\n",
 		cfg->rounds, e->info.src ? "" : "; ns from CLOCK_MONOTONIC_RAW");
@@ -223,9 +223,29 @@ static void text_cost(FILE *f, const struct cfg *cfg, const struct env *e)
 
 		if (!m->selected || !m->avail || !m->batches)
 			continue;
+		char ticks[24], ratio[24];
+
 		snprintf(range, sizeof(range), "(%.2f..%.2f)", m->ns.p10, m->ns.p90);
-		fprintf(f, "%-31s %9.2f %19s %9.1f %8.3f  %s\n", m->name, m->ns.median, range,
-			m->ticks.median, m->ratio, m->note);
+		/* Unknown is words, never "nan" or "0.000": RDTSC could not
+		 * run, or bare RDTSC was not measured to compare with. */
+		if (isnan(m->ticks.median) || !e->rdtsc_ok)
+			snprintf(ticks, sizeof(ticks), "n/a"), na = 1;
+		else
+			snprintf(ticks, sizeof(ticks), "%.1f", m->ticks.median);
+		if (isnan(m->ratio) || m->ratio <= 0)
+			snprintf(ratio, sizeof(ratio), "n/a"), na = 1;
+		else
+			snprintf(ratio, sizeof(ratio), "%.3f", m->ratio);
+		fprintf(f, "%-31s %9.2f %19s %9s %8s  %s\n", m->name, m->ns.median, range,
+			ticks, ratio, m->note);
+	}
+	if (na) {
+		const char *why = methods[method_index("rdtsc")].why;
+
+		if (!e->rdtsc_ok)
+			fprintf(f, "n/a: RDTSC could not run%s%s\n", *why ? ": " : "", why);
+		else
+			fprintf(f, "n/a: bare RDTSC (rdtsc) was not measured: nothing to compare with\n");
 	}
 	for (i = 0; i < nmethods; i++) {
 		const struct method *m = &methods[i];
@@ -268,8 +288,20 @@ static void text_cost(FILE *f, const struct cfg *cfg, const struct env *e)
 	}
 }
 
+/* A calibration's bound in words: libtsc's UINT64_MAX is "no figure yet". */
+static const char *bound_words(char *b, size_t len, uint64_t ppb)
+{
+	if (ppb == UINT64_MAX)
+		snprintf(b, len, "no bound yet");
+	else
+		snprintf(b, len, "bound %.3f ppm", ppb / 1000.0);
+	return b;
+}
+
 static void text_calib(FILE *f, const struct calib_startup *c)
 {
+	char b[40];
+
 	if (!c->ran)
 		return;
 	fprintf(f, "\nCalibration start-up (force_calibrate, with a watcher)");
@@ -291,14 +323,16 @@ static void text_calib(FILE *f, const struct calib_startup *c)
 			(unsigned long long)c->khz, (long long)c->takeover_step_ns);
 	else if (c->took)
 		fprintf(f, "  calibrated TSC in use after %.1f ms, bound %.3f ppm, %llu kHz, "
-			"a slew from the %s factors (no switch)\n", c->use_ms,
+			"%s%s%s(no switch)\n", c->use_ms,
 			c->use_err_ppb / 1000.0, (unsigned long long)c->khz,
-			factors_words(c->open_src));
+			c->open_src ? "a slew from the " : "",
+			c->open_src ? tsc_src_name(c->open_src) : "",
+			c->open_src ? " factors " : "");
 	else
-		fprintf(f, "  calibrated TSC NOT in use after %.1f s (bound %.3f ppm)\n", c->end_s,
-			c->end_err_ppb / 1000.0);
-	fprintf(f, "  after %.1f s: bound %.3f ppm, %llu refinement%s, %llu switch%s "
-		"(last step %+lld ns), %s\n", c->end_s, c->end_err_ppb / 1000.0,
+		fprintf(f, "  calibrated TSC NOT in use after %.1f s (%s)\n", c->end_s,
+			bound_words(b, sizeof(b), c->end_err_ppb));
+	fprintf(f, "  after %.1f s: %s, %llu refinement%s, %llu switch%s "
+		"(last step %+lld ns), %s\n", c->end_s, bound_words(b, sizeof(b), c->end_err_ppb),
 		(unsigned long long)c->refinements, c->refinements == 1 ? "" : "s",
 		(unsigned long long)c->switches, c->switches == 1 ? "" : "es",
 		(long long)c->last_step_ns,
@@ -563,8 +597,9 @@ static void json_calib(FILE *f, const struct calib_startup *c)
 		return;
 	}
 	jkv(f, ",\n     \"open_ms\": ", c->open_ms);
-	fprintf(f, ", \"open_tsc_usable\": %s, \"open_source\": \"%s\"",
-		c->open_usable ? "true" : "false", tsc_src_name(c->open_src));
+	fprintf(f, ", \"open_tsc_usable\": %s, \"open_source\": ",
+		c->open_usable ? "true" : "false");
+	jsrc(f, c->open_src);
 	jppb(f, ", \"bound_open_ppb\": ", true, c->open_err_ppb);
 	fprintf(f, ",\n     \"took_over\": %s, \"use_ms\": ", c->took ? "true" : "false");
 	jnum(f, c->took ? c->use_ms : NAN);
@@ -576,8 +611,9 @@ static void json_calib(FILE *f, const struct calib_startup *c)
 	else
 		fputs("null", f);
 	jkv(f, ",\n     \"end_s\": ", c->end_s);
-	fprintf(f, ", \"end_tsc_usable\": %s, \"end_source\": \"%s\"",
-		c->end_usable ? "true" : "false", tsc_src_name(c->end_src));
+	fprintf(f, ", \"end_tsc_usable\": %s, \"end_source\": ",
+		c->end_usable ? "true" : "false");
+	jsrc(f, c->end_src);
 	jppb(f, ", \"bound_end_ppb\": ", true, c->end_err_ppb);
 	fprintf(f, ", \"refinements\": %llu, \"switches\": %llu, \"last_step_ns\": %lld",
 		(unsigned long long)c->refinements, (unsigned long long)c->switches,
@@ -591,8 +627,12 @@ static void json_calib(FILE *f, const struct calib_startup *c)
 
 		fprintf(f, "%s[", k ? ", " : "");
 		jnum(f, p->ms);
-		fprintf(f, ", %llu, %s, \"%s\"]", (unsigned long long)p->err_ppb,
-			p->usable ? "true" : "false", tsc_src_name(p->src));
+		/* The bound so far (null before its first measurement), then
+		 * the factors' source, null for none. */
+		jppb(f, ", ", true, p->err_ppb);
+		fprintf(f, ", %s, ", p->usable ? "true" : "false");
+		jsrc(f, p->src);
+		fputs("]", f);
 	}
 	fputs("]}", f);
 }
