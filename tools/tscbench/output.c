@@ -298,6 +298,15 @@ static const char *bound_words(char *b, size_t len, uint64_t ppb)
 	return b;
 }
 
+/* The end of a "time going back" line: its worst, or none. */
+static void back_words(FILE *f, uint64_t backward, uint64_t worst_ns)
+{
+	if (backward)
+		fprintf(f, "worst %llu ns\n", (unsigned long long)worst_ns);
+	else
+		fprintf(f, "none went back\n");
+}
+
 static void text_calib(FILE *f, const struct calib_startup *c)
 {
 	char b[40];
@@ -339,10 +348,7 @@ static void text_calib(FILE *f, const struct calib_startup *c)
 		c->end_usable ? "TSC in use" : "TSC not in use");
 	fprintf(f, "  time going back in one thread: %llu of %llu tsc_now_ns_ordered(), ",
 		(unsigned long long)c->backward, (unsigned long long)c->reads);
-	if (c->backward)
-		fprintf(f, "worst %llu ns\n", (unsigned long long)c->worst_back_ns);
-	else
-		fprintf(f, "none went back\n");
+	back_words(f, c->backward, c->worst_back_ns);
 }
 
 static void text_accuracy(FILE *f, const struct accuracy *a)
@@ -366,10 +372,7 @@ static void text_accuracy(FILE *f, const struct accuracy *a)
 		}
 		fprintf(f, "time going back in one thread: %llu of %llu reads, ",
 			(unsigned long long)a->backward, (unsigned long long)a->reads);
-		if (a->backward)
-			fprintf(f, "worst %llu ns\n", (unsigned long long)a->worst_back_ns);
-		else
-			fprintf(f, "none went back\n");
+		back_words(f, a->backward, a->worst_back_ns);
 	}
 	if (a->xcpu_one_cpu || (a->have_xcpu && a->xcpu.cpus < 2))
 		fprintf(f, "across CPUs: not measured: one CPU in this process's affinity set\n");
