@@ -300,16 +300,8 @@ int tsc_fd(struct tsc *t);
 int tsc_process_events(struct tsc *t);
 /* Re-anchor the wall-clock mapping now. */
 int tsc_reanchor(struct tsc *t);
-/* Map a library timestamp to clock clk (CLOCK_MONOTONIC_RAW, _MONOTONIC,
- * _REALTIME, _BOOTTIME, _TAI) with the current mapping.  -EINVAL for
- * another clock.  Never waits for the writer (retries only if it
- * published meanwhile), async-signal-safe. */
-int tsc_ns_to_clock(struct tsc *t, uint64_t ns, clockid_t clk, uint64_t *out);
-/* tsc_now_ns_ordered() mapped to clk: never back for MONOTONIC,
- * BOOTTIME, MONOTONIC_RAW; REALTIME and TAI step only with the kernel's
- * (see tsc_clock_gettime(3)): the highest value returned is kept, one
- * compare-and-swap a read.  Never waits for the writer, async-signal-safe. */
-int tsc_clock_gettime(struct tsc *t, clockid_t clk, uint64_t *out);
+/* tsc_ns_to_clock() and tsc_clock_gettime() are inline, at the end of
+ * this file (since 0.7). */
 
 struct tsc_xcpu_result {
 	unsigned int cpus;		/* CPUs tested */
@@ -326,7 +318,7 @@ struct tsc_xcpu_result {
 int tsc_xcpu_check(struct tsc *t, unsigned int ms,
 		   struct tsc_xcpu_result *res, size_t sz);
 
-const char *tsc_version(void);	/* "0.6.0": the library actually loaded */
+const char *tsc_version(void);	/* "0.7.0": the library actually loaded */
 
 /*
  * Fast path.  The published state is the first member of struct tsc: two
@@ -499,6 +491,136 @@ TSCINLINE uint64_t tsc_now_ns(const struct tsc *t)
 TSCINLINE uint64_t tsc_now_ns_ordered(const struct tsc *t)
 {
 	return __tsc_now(t, true);
+}
+
+/*
+ * The wall mapping (tsc_clock_gettime(3)), since 0.7: right after struct
+ * tsc_fast in the handle, a seqcount latch of its own.  Each clock's
+ * mapping is piecewise linear: from library ns cur.s on, the clock reads
+ * cur.b + d + (d * rate + min(d, len) * slew) >> 32, d = ns - cur.s;
+ * before cur.s, the writer's own code maps (prev, floor).  The fast path
+ * below takes copy 0 while seq is even, writes nothing, and leaves to
+ * __tsc_wall() everything else: seq odd (the writer is changing the
+ * mapping: such reads go through a mark, as __tsc_held() does for the
+ * line), ns before cur.s, a mapping not yet valid, a forked child whose
+ * anchor is due (slow_from), and the errors.
+ */
+enum { __TSC_W_NR = 5 };	/* RAW, MONOTONIC, REALTIME, BOOTTIME, TAI */
+
+struct tsc_wall_seg {
+	uint64_t s, b, len;
+	int64_t rate, slew;	/* 2^-32 units */
+	uint64_t back;		/* the kernel's steps back so far (REALTIME, TAI) */
+};
+
+struct tsc_wall_map {
+	struct tsc_wall_seg prev, cur, floor;
+	uint64_t floor_from;
+};
+
+struct tsc_wall_copy {
+	uint32_t valid;
+	uint32_t pad;
+	struct tsc_wall_map m[__TSC_W_NR];
+};
+
+struct tsc_wall {
+	uint32_t seq;
+	uint32_t pad;
+	uint64_t slow_from;	/* library ns from which reads go out of line */
+	struct tsc_wall_copy c[2];
+};
+
+/* The head of struct tsc that the inline code reads. */
+struct __tsc_head {
+	struct tsc_fast fast;
+	struct tsc_wall wall;
+};
+
+static inline const struct tsc_wall *__tsc_wall_of(const struct tsc *t)
+{
+	return &((const struct __tsc_head *)t)->wall;
+}
+
+/* The clocks' Linux numbers: a strict ISO C build may not define the
+ * names. */
+static inline int __tsc_wall_index(clockid_t clk)
+{
+	switch ((int)clk) {
+	case 4:	return 0;	/* CLOCK_MONOTONIC_RAW */
+	case 1:	return 1;	/* CLOCK_MONOTONIC */
+	case 0:	return 2;	/* CLOCK_REALTIME */
+	case 7:	return 3;	/* CLOCK_BOOTTIME */
+	case 11: return 4;	/* CLOCK_TAI */
+	default: return -1;
+	}
+}
+
+/* Everything but the fast path, out of line: now true reads the time
+ * (tsc_clock_gettime()), else maps ns.  Since 0.7 (LIBTSC_0.7). */
+int __tsc_wall(struct tsc *t, clockid_t clk, bool now, uint64_t ns, uint64_t *out);
+
+__extension__ typedef __int128 __tsc_s128;
+
+/* Clock i at ns from copy 0, if seq stayed even and ns is in its last
+ * segment; else false. */
+static inline bool __tsc_wall_fast(const struct tsc *t, int i, bool now, uint64_t *ns,
+				   uint64_t *out)
+{
+	const struct tsc_wall *w = __tsc_wall_of(t);
+	const struct tsc_wall_seg *g = &w->c[0].m[i].cur;
+	uint32_t seq = __atomic_load_n(&w->seq, __ATOMIC_ACQUIRE);
+	uint64_t s, b, len, slow, d, ds;
+	int64_t rate, slew;
+	uint32_t valid;
+
+	if (__builtin_expect(seq & 1, 0))
+		return false;
+	if (now)
+		*ns = tsc_now_ns_ordered(t);
+	valid = __tsc_ld(w->c[0].valid);
+	slow = __tsc_ld(w->slow_from);
+	s = __tsc_ld(g->s);
+	b = __tsc_ld(g->b);
+	len = __tsc_ld(g->len);
+	rate = __tsc_ld(g->rate);
+	slew = __tsc_ld(g->slew);
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	if (__builtin_expect(__tsc_ld(w->seq) != seq || !valid || *ns < s || *ns >= slow, 0))
+		return false;
+	d = *ns - s;
+	ds = d < len ? d : len;
+	*out = b + d + (uint64_t)(int64_t)(((__tsc_s128)(int64_t)d * rate +
+					    (__tsc_s128)(int64_t)ds * slew) >> 32);
+	return true;
+}
+
+/* Map a library timestamp to clock clk (CLOCK_MONOTONIC_RAW, _MONOTONIC,
+ * _REALTIME, _BOOTTIME, _TAI) with the current mapping.  -EINVAL for
+ * another clock.  Never waits for the writer (retries only if it
+ * published meanwhile), writes no shared memory, async-signal-safe. */
+TSCINLINE int tsc_ns_to_clock(struct tsc *t, uint64_t ns, clockid_t clk, uint64_t *out)
+{
+	int i = __tsc_wall_index(clk);
+
+	if (__builtin_expect(t && out && i >= 0, 1) && __tsc_wall_fast(t, i, false, &ns, out))
+		return 0;
+	return __tsc_wall(t, clk, false, ns, out);
+}
+
+/* tsc_now_ns_ordered() mapped to clk: never back for MONOTONIC,
+ * BOOTTIME, MONOTONIC_RAW; REALTIME and TAI step only with the kernel's
+ * (see tsc_clock_gettime(3)).  Never waits for the writer, writes no
+ * shared memory but while the writer changes the mapping (a mark, as
+ * tsc_now_ns() has), async-signal-safe. */
+TSCINLINE int tsc_clock_gettime(struct tsc *t, clockid_t clk, uint64_t *out)
+{
+	int i = __tsc_wall_index(clk);
+	uint64_t ns;
+
+	if (__builtin_expect(t && out && i >= 0, 1) && __tsc_wall_fast(t, i, true, &ns, out))
+		return 0;
+	return __tsc_wall(t, clk, true, 0, out);
 }
 
 #ifdef __cplusplus

@@ -194,30 +194,17 @@ struct decision {
 };
 
 enum { W_RAW, W_MONO, W_REAL, W_BOOT, W_TAI, W_NR };
-/* A piece of one clock's mapping: from library ns s on, the clock reads
- * b + (ns - s) * (1 + rate), plus (ns - s) * slew for the first len ns;
- * rate and slew in 2^-32 units. */
-struct wall_seg {
-	uint64_t s, b, len;
-	int64_t rate, slew;
-	uint64_t back;		/* the kernel's steps back so far (REALTIME, TAI) */
-};
-/* One clock: cur from cur.s on, prev before it, and from floor_from to
- * cur.s never below the line floor (only after a writer stalled, see
- * wall.c; floor_from UINT64_MAX: none). */
-struct wall_map {
-	struct wall_seg prev, cur, floor;
-	uint64_t floor_from;
-};
-struct wall_copy {
-	uint32_t valid;
-	struct wall_map m[W_NR];
-};
-/* The wall mapping's seqcount latch, like struct tsc_fast. */
-struct wall_latch {
-	uint32_t seq;
-	struct wall_copy c[2];
-};
+/* The wall mapping's latch is public (tsc.h: the inline fast path):
+ * struct tsc_wall_seg is a piece of one clock's mapping: from library ns
+ * s on, the clock reads b + (ns - s) * (1 + rate), plus (ns - s) * slew
+ * for the first len ns; rate and slew in 2^-32 units.  struct
+ * tsc_wall_map is one clock: cur from cur.s on, prev before it, and
+ * from floor_from to cur.s never below the line floor (only after a
+ * writer stalled, see wall.c; floor_from UINT64_MAX: none). */
+#define wall_seg tsc_wall_seg
+#define wall_map tsc_wall_map
+#define wall_copy tsc_wall_copy
+_Static_assert((int)W_NR == (int)__TSC_W_NR, "tsc.h's clocks");
 /* The writer's record of one clock. */
 struct wall_track {
 	uint64_t l, c;		/* where the rate is measured from */
@@ -240,6 +227,7 @@ struct wall_sample {
 
 struct tsc {
 	struct tsc_fast fast;	/* must be first: the inline fast path */
+	struct tsc_wall wall;	/* then this: struct __tsc_head (tsc.h) */
 	char root[4096];	/* "" (live) or the sysroot */
 	bool live;
 	bool defer_perf;	/* no perf_event_open() now (tsc_open(), reports) */
@@ -255,11 +243,19 @@ struct tsc {
 	struct decision d;
 	struct tsc_info info;
 	int64_t scale_offset;	/* library ns - CLOCK_MONOTONIC_RAW */
-	/* wall mapping: readers use wall and wall_hi; the rest is the writer's */
-	struct wall_latch wall;
-	struct {	/* highest tsc_clock_gettime() so far: a line each */
-		uint64_t v;
-	} __attribute__((aligned(64))) wall_hi[W_NR];
+	/* wall mapping: readers use wall (above) and, while the writer
+	 * changes it, wall_mark; the rest is the writer's.  Each clock's
+	 * highest value handed out meanwhile, and MARK_CLOSED once the
+	 * writer holds readers there (wall.c). */
+	struct {
+		uint64_t v[W_NR];
+	} wall_mark __attribute__((aligned(64)));
+	/* Where the writer closed them: from library ns x on, held reads
+	 * rise from c no steeper than 1 + r (2^-32 units) (wall.c). */
+	struct wall_hold {
+		uint64_t x, c;
+		int64_t r;
+	} wall_hold[W_NR];
 	/* The highest read handed out while the fast path's line changes,
 	 * and MARK_CLOSED once the writer holds readers there (publish.c). */
 	struct {
@@ -277,6 +273,8 @@ struct tsc {
 	bool anchor_b_new;
 	uint64_t (*wall_now)(struct tsc *t);	/* the writer's clock (tests replace it) */
 	void (*stall)(struct tsc *t);	/* a test stalls the writer at a change (publish.c) */
+	void (*wall_stall)(struct tsc *t);	/* a test stalls the wall writer before
+						 * its second turn, after its last look */
 	uint64_t skew;		/* a test: ticks the writer's TSC is ahead of readers' */
 	/* watching */
 	int epfd, timerfd, stopfd;

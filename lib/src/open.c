@@ -74,6 +74,7 @@ TSC_API struct tsc *tsc_open(const struct tsc_opts *opts)
 	for (i = 0; i < NWATCHED; i++)
 		t->wfd[i] = -1;
 	t->wall_now = tsc__lib_now;
+	t->wall.slow_from = UINT64_MAX;	/* the inline wall reads stay inline */
 	err = copy_opts(&t->opts, opts);
 	if (!err && t->opts.sysroot &&
 	    (strlen(t->opts.sysroot) >= sizeof(t->root) - 64 || !*t->opts.sysroot))

@@ -54,6 +54,9 @@ static const clockid_t wall_clk[W_NR] = {
 #define MAX_RATE	((1ll << 32) / 10)	/* 10%: as far as tick can set the kernel's */
 #define JUMP_NS		1000000ll	/* behind by more: jump forward */
 #define STEP_NS		20000ll		/* an offset moved by more: the kernel stepped it */
+#define MARK_CLOSED	(1ull << 63)
+#define MARK_OPEN	(1ull << 62)	/* | seq: open, nothing raised yet */
+#define HOLD_NS		1000000ull	/* a held read stands still at most this long */
 
 static int64_t clamp(int64_t v, int64_t lim)
 {
@@ -85,7 +88,11 @@ static uint64_t map_at(const struct wall_map *m, uint64_t ns)
 }
 
 /* --- readers: lock-free (retry only if the writer published meanwhile),
- * async-signal-safe, no system call */
+ * async-signal-safe, no system call.  The fast path is inline (tsc.h);
+ * this is the rest of it. */
+
+_Static_assert(offsetof(struct tsc, wall) == offsetof(struct __tsc_head, wall),
+	       "struct tsc begins with tsc.h's struct __tsc_head");
 
 static void load_seg(struct wall_seg *d, const struct wall_seg *g)
 {
@@ -97,50 +104,123 @@ static void load_seg(struct wall_seg *d, const struct wall_seg *g)
 	d->back = __atomic_load_n(&g->back, __ATOMIC_RELAXED);
 }
 
-/* The highest value of clock i returned so far, v if that is higher (0:
- * none yet).  Compared as a difference: REALTIME's and TAI's values plus
- * their steps back may wrap. */
-static uint64_t never_back(struct tsc *t, int i, uint64_t v)
+/* The line held reads of clock i follow at library ns ns: from c at x
+ * on, rising at 1 + r (r >= -2^32), no faster than the new copy will. */
+static uint64_t hold_at(const struct wall_hold *h, uint64_t ns)
 {
-	uint64_t *hi = &t->wall_hi[i].v;
-	uint64_t cur = __atomic_load_n(hi, __ATOMIC_RELAXED);
+	uint64_t d = ns > h->x ? ns - h->x : 0;
 
-	while (!cur || (int64_t)(v - cur) > 0)
-		if (__atomic_compare_exchange_n(hi, &cur, v, true, __ATOMIC_RELAXED,
-						__ATOMIC_RELAXED))
-			return v;
-	return cur;
+	return h->c + d + (uint64_t)(int64_t)(((__int128)d * h->r) >> 32);
 }
 
-/* Clock i at *ns; with now, *ns is read in the same pass as the copy, so
- * that it is never below where that copy's last segment began. */
-static int wall_read(struct tsc *t, int i, bool now, uint64_t *ns, uint64_t *out)
+/* A read of clock i at library ns while the writer changes the mapping
+ * (seq odd), v counted with the kernel's steps back: v, having raised
+ * the clock's mark to v first if v is higher (the mark opens at
+ * MARK_OPEN | seq, so that a read preempted past its publication cannot
+ * raise the next one's with a value of another copy), or, once the writer has
+ * closed the mark, v held to the line it drew from there (hold_at()),
+ * but never more than HOLD_NS below v (a writer stalled long enough that
+ * the line fell that far behind).  As __tsc_held() (publish.c).  A read
+ * of a copy the writer has left since is read again (the caller looks
+ * at seq after). */
+static uint64_t held(struct tsc *t, int i, uint32_t seq, uint64_t ns, uint64_t v)
 {
+	uint64_t *mk = &t->wall_mark.v[i];
+	uint64_t m = __atomic_load_n(mk, __ATOMIC_ACQUIRE), l;
+	struct wall_hold h;
+
+	for (;;) {
+		if (__atomic_load_n(&t->wall.seq, __ATOMIC_RELAXED) != seq)
+			return v;
+		/* Another publication's mark (this read was preempted past
+		 * it): raising it would hold that one's readers too high. */
+		if ((m & MARK_OPEN) && (uint32_t)m != seq)
+			return v;
+		if (m & MARK_CLOSED) {
+			h.x = __atomic_load_n(&t->wall_hold[i].x, __ATOMIC_RELAXED);
+			h.c = __atomic_load_n(&t->wall_hold[i].c, __ATOMIC_RELAXED);
+			h.r = __atomic_load_n(&t->wall_hold[i].r, __ATOMIC_RELAXED);
+			l = hold_at(&h, ns);
+			if (v <= l)
+				return v;
+			return v - l > HOLD_NS ? v - HOLD_NS : l;
+		}
+		if (!(m & MARK_OPEN) && v <= m)
+			return v;
+		if (__atomic_compare_exchange_n(mk, &m, v, true, __ATOMIC_ACQ_REL,
+						__ATOMIC_ACQUIRE))
+			return v;
+	}
+}
+
+static int clock_index(clockid_t clk)
+{
+	int i = __tsc_wall_index(clk);
+
+	return i < 0 ? W_NR : i;
+}
+
+/* A forked child's handle has no watcher until a call that may start
+ * one (tsc__lock()), and the wall reads are async-signal-safe: they
+ * may not.  So that its mapping does not drift meanwhile, they anchor it
+ * themselves once an anchor is due (slow_from sends them here), if the
+ * lock is free (they never wait for it); an anchor makes only system
+ * calls that are signal-safe. */
+static void child_anchor(struct tsc *t)
+{
+	int saved = errno;	/* a handler's caller may be looking at it */
+
+	if (!__atomic_load_n(&t->rearm, __ATOMIC_RELAXED) ||
+	    tsc_now_ns(t) < __atomic_load_n(&t->anchor_next, __ATOMIC_RELAXED) ||
+	    !tsc__trylock(t))
+		return;
+	if (__atomic_load_n(&t->rearm, __ATOMIC_RELAXED))
+		tsc__reanchor(t);
+	tsc__unlock(t);
+	errno = saved;
+}
+
+/* The inline reads' slow path (tsc.h): clock clk at ns, or now, read in
+ * the same pass as the copy, so that it is never below where that
+ * copy's last segment began. */
+TSC_API int __tsc_wall(struct tsc *t, clockid_t clk, bool now, uint64_t ns, uint64_t *out)
+{
+	int i = clock_index(clk);
 	const struct wall_copy *c;
 	struct wall_map m;
 	uint32_t seq, valid;
+	uint64_t v, back;
 
-	do {
+	if (!t || !out || i == W_NR)
+		return tsc__set_errno(-EINVAL);
+	child_anchor(t);
+	for (;;) {
 		seq = __atomic_load_n(&t->wall.seq, __ATOMIC_ACQUIRE);
 		c = &t->wall.c[seq & 1];
 		if (now)
-			*ns = tsc_now_ns_ordered(t);
+			ns = tsc_now_ns_ordered(t);
 		valid = __atomic_load_n(&c->valid, __ATOMIC_RELAXED);
 		load_seg(&m.prev, &c->m[i].prev);
 		load_seg(&m.cur, &c->m[i].cur);
 		load_seg(&m.floor, &c->m[i].floor);
 		m.floor_from = __atomic_load_n(&c->m[i].floor_from, __ATOMIC_RELAXED);
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
-	} while (__atomic_load_n(&t->wall.seq, __ATOMIC_RELAXED) != seq);
-	if (!valid)
-		return tsc__set_errno(-EAGAIN);
-	*out = map_at(&m, *ns);
-	if (now) {	/* the mark counts REALTIME and TAI without their steps back */
-		uint64_t back = *ns >= m.cur.s ? m.cur.back : m.prev.back;
-
-		*out = never_back(t, i, *out + back) - back;
+		if (__atomic_load_n(&t->wall.seq, __ATOMIC_RELAXED) != seq)
+			continue;
+		if (!valid)
+			return tsc__set_errno(-EAGAIN);
+		v = map_at(&m, ns);
+		if (now && (seq & 1)) {
+			/* The mark counts REALTIME and TAI without their
+			 * steps back. */
+			back = ns >= m.cur.s ? m.cur.back : m.prev.back;
+			v = held(t, i, seq, ns, v + back) - back;
+			if (__atomic_load_n(&t->wall.seq, __ATOMIC_RELAXED) != seq)
+				continue;
+		}
+		*out = v;
+		return 0;
 	}
-	return 0;
 }
 
 /* --- the writer, under t->lock */
@@ -384,23 +464,128 @@ static bool behind(struct tsc *t, const struct wall_copy *old, struct wall_copy 
 	return true;
 }
 
-/* Publish n in place of old, whose readers may be anywhere below the
- * writer's clock.  While they are sent to the old copy, n is rewritten
- * for as long as the writer finds it stalled past n's T; then readers
- * are sent to n.  A stall after that last look is caught afterwards:
- * each later copy starts further on, from no lower than the copies
- * before it handed out.  With old NULL (a mapping that starts anew),
- * nothing to catch. */
+/* Step 1 of a publication: readers go to copy 1, the one being
+ * replaced, through the marks (held()). */
+static void open_marks(struct tsc *t)
+{
+	int i;
+
+	for (i = 0; i < W_NR; i++)
+		__atomic_store_n(&t->wall_mark.v[i], MARK_OPEN | (uint32_t)(t->wall.seq + 1),
+				 __ATOMIC_RELAXED);
+	tsc__latch_turn(&t->wall.seq);		/* readers: c[1], the marks */
+}
+
+/* The least rate (2^-32 units, slope 1 + r) of a segment, its slew
+ * included while it lasts; r is never below -2^32 (slope 0: standing
+ * still). */
+static int64_t least_rate(const struct wall_seg *g, int64_t r)
+{
+	int64_t v = g->rate + (g->slew < 0 ? g->slew : 0);
+
+	return v < r ? v : r;
+}
+
+/* Step 2: each clock's mark closes at c, the held copy h's reading at
+ * the writer's now plus the skew, x (counted with the steps back), or
+ * the mark if higher.  Every value handed out so far is at most c: reads
+ * before the turn read no later than the writer's now (a CPU whose TSC
+ * is ahead by up to the skew), reads after it raised the mark.  From
+ * there held reads follow a line from c at x that rises at the least
+ * rate of any segment of h or n from x on, so that n, which starts at
+ * or above it (raise_to_marks()), stays at or above it.  The writer's
+ * clock is read once; it tries again only as often as readers raise the
+ * mark meanwhile.  No readers yet (a first mapping): nothing to hold. */
+static void close_marks(struct tsc *t, const struct wall_copy *h, const struct wall_copy *n)
+{
+	uint64_t x = t->wall_now(t) + SKEW_NS, c0, c, m;
+	int i;
+
+	for (i = 0; i < W_NR; i++) {
+		const struct wall_map *g = &h->m[i];
+		struct wall_hold *hd = &t->wall_hold[i];
+		int64_t r = least_rate(&n->m[i].cur, least_rate(&g->cur, INT64_MAX));
+
+		if (x < g->cur.s)
+			r = least_rate(&g->prev, r);
+		if (g->floor_from != UINT64_MAX && x < g->cur.s)
+			r = least_rate(&g->floor, r);
+		if (r < -(1ll << 32))
+			r = -(1ll << 32);
+		c0 = h->valid ? map_at(g, x) + (x >= g->cur.s ? g->cur.back : g->prev.back) : 0;
+		m = __atomic_load_n(&t->wall_mark.v[i], __ATOMIC_ACQUIRE);
+		for (;;) {
+			uint64_t xc = x;
+
+			c = !(m & MARK_OPEN) && m > c0 ? m : c0;
+			/* Readers raised the mark past the held copy at x (the
+			 * writer was preempted after it looked): the line
+			 * begins where that copy reaches c, or before (at its
+			 * steepest), so that it is no higher than need be. */
+			if (c > c0 && h->valid)
+				xc += (uint64_t)((unsigned __int128)(c - c0) << 32) /
+				      (uint64_t)((1ll << 32) + steepest(g, 0));
+			/* Readers take the line once they see the mark closed. */
+			__atomic_store_n(&hd->x, xc, __ATOMIC_RELAXED);
+			__atomic_store_n(&hd->c, c, __ATOMIC_RELAXED);
+			__atomic_store_n(&hd->r, r, __ATOMIC_RELAXED);
+			if (__atomic_compare_exchange_n(&t->wall_mark.v[i], &m, c | MARK_CLOSED,
+							false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+				break;
+		}
+	}
+}
+
+/* Step 3, before readers are sent to n: each clock's last segment is,
+ * from where the line held reads follow begins (or its own start, if
+ * later) on, no lower than that line (counted with the steps back), and
+ * rises at least as fast, so that no held read is above n there.  Below
+ * it held reads are the held copy's own, and n is at or above that copy
+ * from the writer's now on (it is that copy below n's T, and behind()
+ * bridges when the writer is past T).  Normally a no-op: n's segments
+ * start ahead of the writer's clock plus skew, where the held copy is
+ * above the line already; this raises one only where the writer cannot
+ * see why (a mark raised from further ahead than the skew). */
+static void raise_to_marks(const struct tsc *t, struct wall_copy *n)
+{
+	int i;
+
+	for (i = 0; i < W_NR; i++) {
+		struct wall_seg *g = &n->m[i].cur;
+		uint64_t y = g->s > t->wall_hold[i].x ? g->s : t->wall_hold[i].x;
+		int64_t d = (int64_t)(hold_at(&t->wall_hold[i], y) - (seg_at(g, y) + g->back));
+
+		if (d > 0)
+			g->b += (uint64_t)d;
+	}
+}
+
+/* Publish n in place of the copy readers use, old (NULL: the mapping
+ * starts anew), whose readers may be anywhere below the writer's clock,
+ * in three steps, as publish.c changes the line: readers are sent to
+ * the old copy through the marks, which close where the old copy is at
+ * the writer's now; n is rewritten for as long as the writer finds it
+ * stalled past n's T (behind()); then readers are sent to n.  A stall
+ * after that last look is caught by the marks: held readers stand
+ * still, at most HOLD_NS, then run on HOLD_NS behind, and n is at or
+ * above them as long as the stall times the change of rate is below
+ * HOLD_NS (1 s for rates 1000 ppm apart; 1 ms where n stands still).  A
+ * stall caught afterwards starts the segments again further on, from
+ * no lower than the copies before handed out. */
 static void publish(struct tsc *t, const struct wall_copy *old, struct wall_copy *n)
 {
 	uint64_t from = t->wall_T;
 	bool again;
 
 	do {
-		tsc__latch_turn(&t->wall.seq);		/* readers: c[1] */
-		do
+		open_marks(t);				/* readers: c[1] */
+		close_marks(t, &t->wall.c[1], n);
+		do {
+			raise_to_marks(t, n);
 			store_copy(&t->wall.c[0], n);
-		while (old && behind(t, old, n, from));
+		} while (old && behind(t, old, n, from));
+		if (t->wall_stall)			/* a test: after the last look */
+			t->wall_stall(t);
 		tsc__latch_turn(&t->wall.seq);		/* readers: c[0] */
 		store_copy(&t->wall.c[1], n);
 		again = old && behind(t, old, n, from);
@@ -519,6 +704,8 @@ int tsc__reanchor(struct tsc *t)
 	x.freq_ok = ntp_freq(&x.freq);
 	tsc__wall_anchor(t, &x);
 	__atomic_store_n(&t->anchor_next, x.l[W_RAW] + INTERVAL_NS, __ATOMIC_RELAXED);
+	if (__atomic_load_n(&t->rearm, __ATOMIC_RELAXED))	/* a forked child's */
+		__atomic_store_n(&t->wall.slow_from, x.l[W_RAW] + INTERVAL_NS, __ATOMIC_RELAXED);
 	t->last_anchor_raw = tsc__mono_raw();
 	t->scale_offset = (int64_t)(x.l[W_RAW] - x.c[W_RAW]);
 	t->info.scale_offset_ns = t->scale_offset;
@@ -535,53 +722,4 @@ TSC_API int tsc_reanchor(struct tsc *t)
 	err = tsc__reanchor(t);
 	tsc__unlock(t);
 	return err;
-}
-
-static int clock_index(clockid_t clk)
-{
-	int i;
-
-	for (i = 0; i < W_NR && wall_clk[i] != clk; i++)
-		;
-	return i;
-}
-
-/* A forked child's handle has no watcher until a call that may start
- * one (tsc__lock()), and the two calls below are async-signal-safe: they
- * may not.  So that its mapping does not drift meanwhile, they anchor it
- * themselves once an anchor is due, if the lock is free (they never wait
- * for it); an anchor makes only system calls that are signal-safe. */
-static void child_anchor(struct tsc *t)
-{
-	int saved = errno;	/* a handler's caller may be looking at it */
-
-	if (!__atomic_load_n(&t->rearm, __ATOMIC_RELAXED) ||
-	    tsc_now_ns(t) < __atomic_load_n(&t->anchor_next, __ATOMIC_RELAXED) ||
-	    !tsc__trylock(t))
-		return;
-	if (__atomic_load_n(&t->rearm, __ATOMIC_RELAXED))
-		tsc__reanchor(t);
-	tsc__unlock(t);
-	errno = saved;
-}
-
-TSC_API int tsc_ns_to_clock(struct tsc *t, uint64_t ns, clockid_t clk, uint64_t *out)
-{
-	int i = clock_index(clk);
-
-	if (!t || !out || i == W_NR)
-		return tsc__set_errno(-EINVAL);
-	child_anchor(t);
-	return wall_read(t, i, false, &ns, out);
-}
-
-TSC_API int tsc_clock_gettime(struct tsc *t, clockid_t clk, uint64_t *out)
-{
-	int i = clock_index(clk);
-	uint64_t ns;
-
-	if (!t || !out || i == W_NR)
-		return tsc__set_errno(-EINVAL);
-	child_anchor(t);
-	return wall_read(t, i, true, &ns, out);
 }

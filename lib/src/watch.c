@@ -510,6 +510,10 @@ static void fork_child(void)
 	for (t = reg_head; t; t = t->reg_next) {
 		t->thread_on = false;
 		__atomic_store_n(&t->rearm, true, __ATOMIC_RELAXED);
+		/* The inline wall reads anchor once one is due (wall.c). */
+		__atomic_store_n(&t->wall.slow_from,
+				 __atomic_load_n(&t->anchor_next, __ATOMIC_RELAXED),
+				 __ATOMIC_RELAXED);
 		if (t->fork_mine)
 			continue;
 		tsc__watch_stop(t);
@@ -528,6 +532,7 @@ void tsc__lock(struct tsc *t)
 	__atomic_store_n(&t->lock_owner, pthread_self(), __ATOMIC_RELAXED);
 	if (__atomic_load_n(&t->rearm, __ATOMIC_RELAXED)) {
 		__atomic_store_n(&t->rearm, false, __ATOMIC_RELAXED);
+		__atomic_store_n(&t->wall.slow_from, UINT64_MAX, __ATOMIC_RELAXED);
 		tsc__watch_stop(t);	/* copies a handler's fork left open */
 		t->watch_err = tsc__watch_start(t);
 	}

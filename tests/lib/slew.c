@@ -7,7 +7,7 @@
  * frequency, REALTIME, TAI and BOOTTIME steps, noisy
  * readings, and a writer stalled after its first reading of its clock
  * (a stall between its last reading and the turn it cannot see: readers
- * hold, readers_hold() below).
+ * raise a mark, readers_hold() below).
  *
  * Readers are modelled as one stream per clock, in library ns order: the
  * old mapping up to the writer's last reading of its clock, the new one
@@ -572,17 +572,38 @@ static void went_back(void)
 }
 
 /* A writer stalled between its last look and the turn leaves readers of
- * the new copy below those of the old (it cannot see that): made up here
- * by lowering every clock's mapping 1 ms in both copies.  The mapping
- * shows it; tsc_clock_gettime() holds the highest value returned, of
- * every clock.  Then REALTIME and TAI are lowered 1 s more, counted as
- * the kernel's step back (the segments' back, as plan() sets it): that
- * step they take, and only that. */
+ * the old copy running on past where the new one starts: they raise
+ * each clock's mark while the writer changes the mapping, and the new
+ * copy starts no lower than where the writer closed it.  Made up here:
+ * at the writer's first look with the mark open, every clock's mark is
+ * raised 1 ms above the mapping (counted with the steps back), as
+ * readers that far ahead of the writer would have; from where the old
+ * copy reaches it on, tsc_clock_gettime() is not below it.  Then REALTIME and TAI are
+ * lowered 1 s more, counted as the kernel's step back (the segments'
+ * back, as plan() sets it): that step they take, and only that. */
+static uint64_t raised[W_NR];
+
+static uint64_t raise_marks(struct tsc *t)
+{
+	uint64_t now = tsc__lib_now(t), v;
+	int i;
+
+	if (!(t->wall.seq & 1) || raised[0])
+		return now;
+	for (i = 0; i < W_NR; i++) {
+		const struct wall_map *m = &t->wall.c[1].m[i];
+
+		tsc_ns_to_clock(t, now, ids[i], &v);
+		raised[i] = v + m->cur.back + 1000000;
+		__atomic_store_n(&t->wall_mark.v[i], raised[i], __ATOMIC_RELAXED);
+		raised[i] -= m->cur.back;
+	}
+	return now;
+}
+
 static void readers_hold(void)
 {
-	static const int clk[W_NR] = { CLOCK_MONOTONIC_RAW, CLOCK_MONOTONIC, CLOCK_REALTIME,
-					CLOCK_BOOTTIME, CLOCK_TAI };
-	uint64_t before[W_NR], after[W_NR], mapped, ns;
+	uint64_t before[W_NR], after[W_NR];
 	struct tsc *t;
 	int i, c;
 
@@ -591,23 +612,26 @@ static void readers_hold(void)
 	CHECK(t, "open");
 	if (!t)
 		return;
-	for (i = 0; i < W_NR; i++)
-		CHECK(!tsc_clock_gettime(t, clk[i], &before[i]), "%s", names[i]);
+	memset(raised, 0, sizeof(raised));
 	pthread_mutex_lock(&t->lock);
-	for (c = 0; c < 2; c++)
-		for (i = 0; i < W_NR; i++) {
-			t->wall.c[c].m[i].prev.b -= 1000000;
-			t->wall.c[c].m[i].cur.b -= 1000000;
-		}
+	t->wall_now = raise_marks;
 	pthread_mutex_unlock(&t->lock);
+	tsc_reanchor(t);
+	pthread_mutex_lock(&t->lock);
+	t->wall_now = tsc__lib_now;
+	pthread_mutex_unlock(&t->lock);
+	CHECK(raised[0], "the writer never looked at its clock with the marks open");
 	for (i = 0; i < W_NR; i++) {
-		ns = tsc_now_ns(t);
-		CHECK(!tsc_ns_to_clock(t, ns, clk[i], &mapped) && mapped < before[i],
-		      "%s: the lowered mapping is not below the last reading", names[i]);
-		CHECK(!tsc_clock_gettime(t, clk[i], &after[i]), "%s", names[i]);
-		CHECK(after[i] >= before[i],
-		      "%s: tsc_clock_gettime() went back %lld ns after the mapping went 1 ms back "
-		      "without a step of the kernel's", names[i], (long long)(before[i] - after[i]));
+		/* From where the old copy reaches the mark on (as readers
+		 * that far ahead of the writer would have been), which the
+		 * held line starts from: before it, a later reader than they
+		 * cannot be. */
+		while (tsc_now_ns(t) < t->wall_hold[i].x)
+			;
+		CHECK(!tsc_clock_gettime(t, ids[i], &before[i]), "%s", names[i]);
+		CHECK(before[i] >= raised[i],
+		      "%s: tsc_clock_gettime() %lld ns below a mark readers raised 1 ms above "
+		      "the mapping", names[i], (long long)(raised[i] - before[i]));
 	}
 	pthread_mutex_lock(&t->lock);
 	for (c = 0; c < 2; c++)
@@ -621,7 +645,7 @@ static void readers_hold(void)
 	for (i = W_REAL; i < W_NR; i += W_TAI - W_REAL) {
 		int64_t d;
 
-		CHECK(!tsc_clock_gettime(t, clk[i], &after[i]), "%s", names[i]);
+		CHECK(!tsc_clock_gettime(t, ids[i], &after[i]), "%s", names[i]);
 		d = (int64_t)(after[i] - before[i]);
 		CHECK(d < -SEC + 50000000 && d > -SEC - 1000000,
 		      "%s: %lld ns after a 1 s step back of the kernel's", names[i], (long long)d);

@@ -104,10 +104,11 @@ static void *reader(void *arg)
 /* The writer stalled at every anchor past T, where the new segments
  * start: after its turn to the new copy (it then sees that it is behind
  * and starts them again further on), or between its last look at its
- * clock and the turn (readers of the old copy run on past T, and it
- * sees that only after).  The writer's clock is replaced (wall_now): the
- * library's ns, the first reading after the turn late, or the last one
- * before it stale. */
+ * clock and that turn (readers of the old copy run on past T, and it
+ * cannot see that: they are held at the marks).  The first through the
+ * writer's clock (wall_now: the library's ns, the first reading after
+ * the turn late), the second through the hook the writer calls after
+ * its last look (wall_stall). */
 enum stall { NO_STALL, STALL_AFTER_TURN, STALL_BEFORE_TURN };
 static enum stall stall;
 static uint32_t stall_seq;
@@ -119,13 +120,23 @@ static uint64_t stalled_now(struct tsc *t)
 	uint32_t seq = __atomic_load_n(&t->wall.seq, __ATOMIC_RELAXED);
 	uint64_t now = tsc_now_ns_ordered(t), v = now;
 
-	if (stalled || (stall == STALL_AFTER_TURN ? seq != stall_seq + 2 : seq != stall_seq + 1))
+	if (stalled || seq != stall_seq + 2)
 		return now;
 	stalled = true;
 	stalls++;
 	while ((v = tsc_now_ns_ordered(t)) < t->wall_T + 2000)
 		;
-	return stall == STALL_AFTER_TURN ? v : now;
+	return v;
+}
+
+static void stall_before_turn(struct tsc *t)
+{
+	if (stalled)
+		return;
+	stalled = true;
+	stalls++;
+	while (tsc_now_ns_ordered(t) < t->wall_T + 2000)
+		;
 }
 
 static const char *const stall_name[] = {
@@ -142,8 +153,10 @@ static void never_goes_back(struct tsc *t, const char *what, enum stall how)
 
 	reads = backs = worst_back = stalls = 0;
 	stall = how;
-	if (how)
+	if (how == STALL_AFTER_TURN)
 		t->wall_now = stalled_now;
+	if (how == STALL_BEFORE_TURN)
+		t->wall_stall = stall_before_turn;
 	atomic_store(&stop, false);
 	tsc_get_info(t, &i0, sizeof(i0));
 	if (pthread_create(&th, NULL, reader, t)) {
@@ -160,6 +173,7 @@ static void never_goes_back(struct tsc *t, const char *what, enum stall how)
 	atomic_store(&stop, true);
 	pthread_join(th, NULL);
 	t->wall_now = tsc__lib_now;
+	t->wall_stall = NULL;
 	tsc_get_info(t, &i1, sizeof(i1));
 	printf("# figure: wall mapping %s%s: %llu re-anchors (%llu stalled), %llu readings of "
 	       "MONOTONIC, BOOTTIME, MONOTONIC_RAW, %llu went back or stood still (worst %llu ns)\n",
