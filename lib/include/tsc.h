@@ -49,8 +49,10 @@
  *   kernel's clock at the kernel's rate, which follows NTP's frequency;
  *   its error was 0.2-0.3 us on a quiet machine (tests/lib/wall.c
  *   measures it, and fails it only past 50 us: test machines are noisy).  tsc_clock_gettime() of MONOTONIC, BOOTTIME and RAW
- *   never goes back (as tsc_now_ns_ordered()); REALTIME and TAI step
- *   only when the kernel's clock stepped (tsc_clock_gettime(3)).
+ *   never goes back within a thread (as tsc_now_ns(), at its cost), and
+ *   tsc_clock_gettime_ordered() not between threads either (as
+ *   tsc_now_ns_ordered()); REALTIME and TAI step only when the kernel's
+ *   clock stepped (tsc_clock_gettime(3)).
  *
  * Errors: functions returning int return 0 (or a count) on success and a
  * negative errno on failure, and also set errno.  Functions returning a
@@ -562,9 +564,17 @@ int __tsc_wall(struct tsc *t, clockid_t clk, bool now, uint64_t ns, uint64_t *ou
 
 __extension__ typedef __int128 __tsc_s128;
 
+/* What __tsc_wall_fast() maps: the caller's ns, or now, read as
+ * tsc_now_ns() or as tsc_now_ns_ordered() does. */
+enum { __TSC_W_MAP, __TSC_W_NOW, __TSC_W_NOW_ORDERED };
+
 /* Clock i at ns from copy 0, if seq stayed even and ns is in its last
- * segment; else false. */
-static inline bool __tsc_wall_fast(const struct tsc *t, int i, bool now, uint64_t *ns,
+ * segment; else false.  An unordered RDTSC may run before the loads of
+ * seq and the segment (then ns may be below its start: the slow path)
+ * but not after the load of seq that ends the pass has retired, so a
+ * value read here is below the writer's clock once it has made seq odd
+ * (and fenced): a read of this thread after it is not below it. */
+static inline bool __tsc_wall_fast(const struct tsc *t, int i, int what, uint64_t *ns,
 				   uint64_t *out)
 {
 	const struct tsc_wall *w = __tsc_wall_of(t);
@@ -576,7 +586,9 @@ static inline bool __tsc_wall_fast(const struct tsc *t, int i, bool now, uint64_
 
 	if (__builtin_expect(seq & 1, 0))
 		return false;
-	if (now)
+	if (what == __TSC_W_NOW)
+		*ns = tsc_now_ns(t);
+	else if (what == __TSC_W_NOW_ORDERED)
 		*ns = tsc_now_ns_ordered(t);
 	valid = __tsc_ld(w->c[0].valid);
 	slow = __tsc_ld(w->slow_from);
@@ -603,24 +615,39 @@ TSCINLINE int tsc_ns_to_clock(struct tsc *t, uint64_t ns, clockid_t clk, uint64_
 {
 	int i = __tsc_wall_index(clk);
 
-	if (__builtin_expect(t && out && i >= 0, 1) && __tsc_wall_fast(t, i, false, &ns, out))
+	if (__builtin_expect(t && out && i >= 0, 1) && __tsc_wall_fast(t, i, __TSC_W_MAP, &ns, out))
 		return 0;
 	return __tsc_wall(t, clk, false, ns, out);
 }
 
-/* tsc_now_ns_ordered() mapped to clk: never back for MONOTONIC,
- * BOOTTIME, MONOTONIC_RAW; REALTIME and TAI step only with the kernel's
- * (see tsc_clock_gettime(3)).  Never waits for the writer, writes no
- * shared memory but while the writer changes the mapping (a mark, as
- * tsc_now_ns() has), async-signal-safe. */
-TSCINLINE int tsc_clock_gettime(struct tsc *t, clockid_t clk, uint64_t *out)
+static inline int __tsc_clock_gettime(struct tsc *t, clockid_t clk, uint64_t *out, int what)
 {
 	int i = __tsc_wall_index(clk);
-	uint64_t ns;
+	uint64_t ns = 0;	/* read in __tsc_wall_fast() (a compiler may not see it) */
 
-	if (__builtin_expect(t && out && i >= 0, 1) && __tsc_wall_fast(t, i, true, &ns, out))
+	if (__builtin_expect(t && out && i >= 0, 1) && __tsc_wall_fast(t, i, what, &ns, out))
 		return 0;
 	return __tsc_wall(t, clk, true, 0, out);
+}
+
+/* tsc_now_ns() mapped to clk, at its cost: within one thread never back
+ * for MONOTONIC, BOOTTIME, MONOTONIC_RAW; REALTIME and TAI step only
+ * with the kernel's (see tsc_clock_gettime(3)).  Like tsc_now_ns() it
+ * promises nothing between threads: tsc_clock_gettime_ordered() does.
+ * Never waits for the writer, writes no shared memory but while the
+ * writer changes the mapping (a mark, as tsc_now_ns() has),
+ * async-signal-safe. */
+TSCINLINE int tsc_clock_gettime(struct tsc *t, clockid_t clk, uint64_t *out)
+{
+	return __tsc_clock_gettime(t, clk, out, __TSC_W_NOW);
+}
+
+/* tsc_now_ns_ordered() mapped to clk: as tsc_clock_gettime(), and also
+ * never below a read another thread finished before this one started,
+ * as the kernel's clock_gettime().  Since 0.7 (LIBTSC_0.7). */
+TSCINLINE int tsc_clock_gettime_ordered(struct tsc *t, clockid_t clk, uint64_t *out)
+{
+	return __tsc_clock_gettime(t, clk, out, __TSC_W_NOW_ORDERED);
 }
 
 #ifdef __cplusplus

@@ -3,7 +3,8 @@
 # tsc.h compiles as strict ISO C11 (-pedantic) and as C++17, stops at its
 # #error off x86-64, and a C11 program and a C++ program (C++11, C++17,
 # C++20, with and without -pedantic) that use its options macro and inline
-# reads build without a warning (-Wall -Wextra -Werror), link and run.
+# reads build without a warning (-Wall -Wextra -Werror), link and run; so
+# does one that calls every inline read, at -O2 and -O3.
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 inc="-I$top/lib/include -I$TSC_TEST_LIBDIR/include"
@@ -53,6 +54,40 @@ for std in c++11 c++17 c++20; do
 			  echo "# FAIL: a C++ program with TSC_OPTS and the inline reads: -std=$std -Wall -Wextra -Werror $p"
 			  fail=1; }
 	done
+done
+# Every inline read, optimized: -Wmaybe-uninitialized looks only then.
+cat > "$d/reads.c" <<'EOF'
+#include <time.h>
+#include <tsc.h>
+
+int main(void)
+{
+	struct tsc *t = tsc_open(NULL);
+	uint64_t v = 0, s = 0;
+	int rc = 0;
+
+	if (!t)
+		return 1;
+	s += tsc_rdtsc() + tsc_rdtsc_ordered(t) + tsc_now_ns(t) + tsc_now_ns_ordered(t);
+	s += tsc_ticks_to_ns(t, 1) + tsc_delta_to_ns(t, 1) + tsc_in_use(t);
+	rc |= tsc_clock_gettime(t, CLOCK_MONOTONIC, &v);
+	s += v;
+	rc |= tsc_clock_gettime_ordered(t, CLOCK_REALTIME, &v);
+	s += v;
+	rc |= tsc_ns_to_clock(t, tsc_now_ns(t), CLOCK_TAI, &v);
+	s += v;
+	tsc_close(t);
+	return rc || !s;
+}
+EOF
+cp "$d/reads.c" "$d/reads.cc"
+for o in -O2 -O3; do
+	cc -std=gnu11 $o -Wall -Wextra -Werror $inc "$d/reads.c" "$TSC_TEST_LIBDIR/libtsc.a" \
+		-lpthread -o "$d/reads" > "$d/e" 2>&1 && "$d/reads" ||
+		{ sed 's/^/# /' "$d/e" | head -8; echo "# FAIL: every inline read, C $o -Werror"; fail=1; }
+	c++ -std=c++17 $o -Wall -Wextra -Werror $inc "$d/reads.cc" "$TSC_TEST_LIBDIR/libtsc.a" \
+		-lpthread -o "$d/reads" > "$d/e" 2>&1 && "$d/reads" ||
+		{ sed 's/^/# /' "$d/e" | head -8; echo "# FAIL: every inline read, C++17 $o -Werror"; fail=1; }
 done
 printf '#include <tsc.h>\nint main(void) { TSC_OPTS(o, ); return o.sz != sizeof(o) || o.no_watcher; }\n' > "$d/none.c"
 cc -std=c11 -Wall -Wextra -Werror -pedantic $inc "$d/none.c" -o "$d/none" && "$d/none" ||

@@ -2,19 +2,21 @@
 /*
  * The wall reads' fast path (tsc.h, since 0.7) under races:
  *  1. it writes no shared memory: 10000 reads of each clock, of
- *     tsc_clock_gettime() and tsc_ns_to_clock(), leave the handle byte
+ *     tsc_clock_gettime(), tsc_clock_gettime_ordered() and
+ *     tsc_ns_to_clock(), leave the handle byte
  *     for byte as they found it (0.6's reads raised a mark at each);
  *  2. one reader thread per online CPU (at least 2) reads MONOTONIC,
- *     BOOTTIME, MONOTONIC_RAW, REALTIME and TAI with tsc_clock_gettime()
- *     for 2 s while this thread re-anchors every 100 us (made-up
+ *     BOOTTIME, MONOTONIC_RAW, REALTIME and TAI, a round with
+ *     tsc_clock_gettime() and one with tsc_clock_gettime_ordered(), for 2 s while this thread re-anchors every 100 us (made-up
  *     readings that turn the slew from +400 ppm to -400 ppm and back:
  *     anchor()), stalled at every other slower anchor (ahead of a faster copy)
  *     after its last look at its clock and before it sends
  *     readers to the new copy (t->wall_stall: readers of the old copy run
  *     on past where the new segments start, on the marks), for 2 us past
  *     that start or, every eighth stall, 300 us.  No reading may be below
- *     the reader's own last one of that clock, nor below the highest any
- *     thread had published (an atomic) before it began: the kernel does
+ *     the reader's own last one of that clock, nor an ordered one below
+ *     the highest any thread had published (an atomic) before it began
+ *     (unordered ones below it are a figure): the kernel does
  *     not step REALTIME and TAI meanwhile (else those two are not
  *     checked, and the test says so);
  *  3. meanwhile SIGALRM every 20 us runs a handler in whichever thread,
@@ -52,6 +54,7 @@ static struct tsc *h;
 static atomic_bool stop;
 static uint64_t last[NCLK];		/* the highest any reader published */
 static atomic_ullong reads, own_back, cross_back, worst_back, errs;
+static atomic_ullong cross_below_unordered, worst_unordered;	/* figures: no promise */
 static atomic_ullong wall_back;		/* REALTIME, TAI: the kernel's steps back count */
 
 static void max_store(uint64_t *p, uint64_t v)
@@ -63,13 +66,18 @@ static void max_store(uint64_t *p, uint64_t v)
 		;
 }
 
-static void note_back(atomic_ullong *count, uint64_t by)
+static void note_worst(atomic_ullong *count, atomic_ullong *worst, uint64_t by)
 {
-	unsigned long long w = atomic_load(&worst_back);
+	unsigned long long w = atomic_load(worst);
 
 	atomic_fetch_add(count, 1);
-	while (w < by && !atomic_compare_exchange_weak(&worst_back, &w, by))
+	while (w < by && !atomic_compare_exchange_weak(worst, &w, by))
 		;
+}
+
+static void note_back(atomic_ullong *count, uint64_t by)
+{
+	note_worst(count, &worst_back, by);
 }
 
 static void *reader(void *arg)
@@ -78,18 +86,24 @@ static void *reader(void *arg)
 	int k, nclk = *(int *)arg;
 
 	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
+		/* Every other round unordered: never back within the
+		 * thread, and between threads only a figure. */
+		bool ordered = n / nclk % 2;
+
 		for (k = 0; k < nclk; k++) {
 			seen = __atomic_load_n(&last[k], __ATOMIC_ACQUIRE);
-			if (tsc_clock_gettime(h, clk[k], &v)) {
+			if ((ordered ? tsc_clock_gettime_ordered : tsc_clock_gettime)(h, clk[k], &v)) {
 				atomic_fetch_add(&errs, 1);
 				continue;
 			}
-			if (k >= 3 && (v < prev[k] || v < seen))
+			if (k >= 3 && (v < prev[k] || (ordered && v < seen)))
 				atomic_fetch_add(&wall_back, 1);
 			else if (v < prev[k])
 				note_back(&own_back, prev[k] - v);
-			else if (v < seen)
+			else if (v < seen && ordered)
 				note_back(&cross_back, seen - v);
+			else if (v < seen)
+				note_worst(&cross_below_unordered, &worst_unordered, seen - v);
 			prev[k] = v;
 			max_store(&last[k], v);
 			n++;
@@ -128,7 +142,7 @@ static void on_alarm(int sig)
 
 	(void)sig;
 	seen = __atomic_load_n(&sig_last, __ATOMIC_ACQUIRE);
-	if (tsc_clock_gettime(h, CLOCK_MONOTONIC, &v)) {
+	if (tsc_clock_gettime_ordered(h, CLOCK_MONOTONIC, &v)) {
 		atomic_fetch_add(&sig_errs, 1);
 	} else {
 		atomic_fetch_add(&sig_back, v < seen);
@@ -178,16 +192,18 @@ static void no_writes(void)
 		for (k = 0; k < NCLK; k++) {
 			CHECK(!tsc_clock_gettime(h, clk[k], &v), "%s", name[k]);
 			sum += v;
+			CHECK(!tsc_clock_gettime_ordered(h, clk[k], &v), "%s", name[k]);
+			sum += v;
 			CHECK(!tsc_ns_to_clock(h, tsc_now_ns(h), clk[k], &v), "%s", name[k]);
 			sum += v;
 		}
 	for (off = 0; off < sizeof(before) && ((char *)h)[off] == ((char *)&before)[off]; off++)
 		;
-	CHECK(off == sizeof(before), "100000 wall reads wrote to the handle, first at byte %zu "
+	CHECK(off == sizeof(before), "150000 wall reads wrote to the handle, first at byte %zu "
 	      "of %zu (the marks begin at %zu)", off, sizeof(before),
 	      offsetof(struct tsc, wall_mark));
 	if (off == sizeof(before))
-		printf("# %zu bytes of the handle unchanged by 100000 wall reads (sum %llu)\n",
+		printf("# %zu bytes of the handle unchanged by 150000 wall reads (sum %llu)\n",
 		       sizeof(before), (unsigned long long)(sum & 1));
 }
 
@@ -229,10 +245,12 @@ int main(void)
 	h->wall_stall = NULL;
 	tsc_get_info(h, &i1, sizeof(i1));
 	printf("# figure: %d readers, %d re-anchors (%u stalled), %llu reads: %llu below the "
-	       "thread's last, %llu below another thread's earlier (worst %llu ns), %llu failed; "
+	       "thread's last, %llu ordered ones below another thread's earlier (worst %llu ns), "
+	       "%llu unordered ones (no promise; worst %llu ns), %llu failed; "
 	       "%d in signal handlers, %d back, %d failed\n", n, anchors, stalls,
 	       (unsigned long long)reads, (unsigned long long)own_back,
 	       (unsigned long long)cross_back, (unsigned long long)worst_back,
+	       (unsigned long long)cross_below_unordered, (unsigned long long)worst_unordered,
 	       (unsigned long long)errs, atomic_load(&sig_reads), atomic_load(&sig_back),
 	       atomic_load(&sig_errs));
 	/* REALTIME and TAI go back by the kernel's steps: none, or not judged. */
