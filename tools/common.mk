@@ -8,7 +8,9 @@
 # make install adds its man pages and bash completion ($(TOOL).bash-completion).
 # The including Makefile sets TOOL, SRCS, HDRS, LIBS and may set
 # LIBSRCS (lib/src files compiled in: internals the tool calls, which
-# libtsc.so.0 does not export) and INSTALL_EXTRA (run by make install).
+# libtsc.so.0 does not export), INSTALL_EXTRA (run by make install), and
+# EXTRA_OBJS (objects of its own rules, linked into both) with the
+# libraries they need, EXTRA_LIBS and EXTRA_LIBS_STATIC.
 
 TOP	:= $(abspath $(dir $(lastword $(MAKEFILE_LIST)))..)
 D	:= $(TOP)/tools/$(TOOL)
@@ -43,7 +45,7 @@ COMMON_HDRS := opt.h json.h msg.h utf8.h freq.h gettime.h
 ALL_SRCS := $(addprefix $(D)/,$(SRCS)) $(addprefix $(C)/,$(COMMON)) \
 	    $(addprefix $(TOP)/lib/src/,$(sort $(LIBSRCS) cpuid.c))
 DEPS	:= $(ALL_SRCS) $(addprefix $(D)/,$(HDRS)) $(addprefix $(C)/,$(COMMON_HDRS)) \
-	   $(LIBO)/libtsc.a $(TOP)/lib/include/tsc.h $(TOP)/lib/src/internal.h
+	   $(LIBO)/libtsc.a $(TOP)/lib/include/tsc.h $(TOP)/lib/src/internal.h $(EXTRA_OBJS)
 
 # Manual pages, section 1, as installed: .TH's version and date filled
 # in (scripts/gen-man).  MANPAGES: the including Makefile's, else $(TOOL).1.
@@ -70,12 +72,12 @@ lib:
 $(O)/$(TOOL): $(DEPS) $(O)/.$(TOOL).link
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(TOOL_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $(ALL_SRCS) \
-		$(LINK_LIBTSC) $(LIBS)
+		$(EXTRA_OBJS) $(LINK_LIBTSC) $(LIBS) $(EXTRA_LIBS)
 
 $(O)/$(TOOL)-static: $(DEPS)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(TOOL_CFLAGS) $(CFLAGS) $(LDFLAGS) -static -o $@ $(ALL_SRCS) \
-		$(LIBO)/libtsc.a $(LIBS)
+		$(EXTRA_OBJS) $(LIBO)/libtsc.a $(LIBS) $(EXTRA_LIBS_STATIC)
 
 install: $(O)/$(TOOL) $(GEN_MANS)
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(COMPDIR)

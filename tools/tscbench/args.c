@@ -8,7 +8,7 @@
 #include "tscbench.h"
 
 enum { OPT_ROUNDS = 256, OPT_THREADS, OPT_OPENS, OPT_XCPU, OPT_NO_PROGRESS, OPT_LIST,
-       OPT_OPEN_SYSROOT, OPT_CALIB_FOLLOW };
+       OPT_OPEN_SYSROOT, OPT_SYSROOT, OPT_CALIB_FOLLOW };
 
 static const struct option longopts[] = {
 	{ "duration",	required_argument,	NULL, 'd' },
@@ -24,6 +24,7 @@ static const struct option longopts[] = {
 	{ "no-progress", no_argument,		NULL, OPT_NO_PROGRESS },
 	{ "list",	no_argument,		NULL, OPT_LIST },
 	{ "open-sysroot", required_argument,	NULL, OPT_OPEN_SYSROOT },
+	{ "sysroot",	required_argument,	NULL, OPT_SYSROOT },
 	{ "calib-follow", required_argument,	NULL, OPT_CALIB_FOLLOW },
 	{ "help",	no_argument,		NULL, 'h' },
 	{ "version",	no_argument,		NULL, 'V' },
@@ -129,6 +130,13 @@ int parse_args(int argc, char **argv, struct cfg *cfg, char *err, size_t errlen)
 				return -1;
 			}
 			cfg->open_sysroot = optarg;
+			break;
+		case OPT_SYSROOT:
+			if (!*optarg) {
+				snprintf(err, errlen, "--sysroot needs a directory");
+				return -1;
+			}
+			cfg->sysroot = optarg;
 			break;
 		case 'h':
 			cfg->action = ACT_HELP;

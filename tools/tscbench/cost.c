@@ -226,6 +226,8 @@ static void *tp_thread(void *arg)
 	return NULL;
 }
 
+#define TP_ROUNDS 3
+
 /* Thread counts: 1..8, then doubling, and always the maximum. */
 static int thread_steps(unsigned int max, unsigned int *out)
 {
@@ -285,31 +287,76 @@ static int tp_step(struct method *m, const struct env *e, unsigned int k,
 	return -err;
 }
 
+/* The median round of one method's step (by ns per call). */
+static void tp_median(struct tput *r, int rounds, struct tput *out)
+{
+	double v[TP_ROUNDS], w[TP_ROUNDS];
+	struct dist d;
+	int i;
+
+	for (i = 0; i < rounds; i++) {
+		v[i] = r[i].ns_per_call;
+		w[i] = r[i].mcalls_per_s;
+	}
+	*out = r[0];
+	dist_of(v, (size_t)rounds, &d);
+	out->ns_per_call = d.median;
+	dist_of(w, (size_t)rounds, &d);
+	out->mcalls_per_s = d.median;
+}
+
+/* TP_ROUNDS rounds, each every method on every step in turn, so that
+ * other load on the CPUs hits all alike; each step's figure is the
+ * median of its rounds. */
 void throughput_run(const struct cfg *cfg, struct env *e)
 {
 	unsigned int max = (unsigned int)e->ncpus, steps[MAX_THREADS_STEPS];
-	double seconds = cfg->quick ? 0.02 : 0.1;
-	int nsteps, i, j, err;
+	double seconds = cfg->quick ? 0.01 : 0.04;
+	int nsteps, i, j, r, err;
+	struct tput *all;
+	bool *failed;
 
 	if (cfg->threads_set && cfg->threads < max)
 		max = (unsigned int)cfg->threads;
 	if (!max)
 		return;
 	nsteps = thread_steps(max, steps);
+	all = calloc((size_t)nmethods * MAX_THREADS_STEPS * TP_ROUNDS, sizeof(*all));
+	failed = calloc((size_t)nmethods, sizeof(*failed));
+	if (!all || !failed) {
+		tool_warn("throughput: %s", strerror(ENOMEM));
+		goto out;
+	}
+#define TP(i, j, r) (&all[((size_t)(i) * MAX_THREADS_STEPS + (j)) * TP_ROUNDS + (r)])
+	for (r = 0; r < TP_ROUNDS; r++) {
+		progress("throughput: round %d of %d, 1..%u threads", r + 1, TP_ROUNDS, max);
+		for (i = 0; i < nmethods; i++) {
+			struct method *m = &methods[i];
+
+			if (!m->selected || !m->avail || !m->per_batch || failed[i])
+				continue;
+			for (j = 0; j < nsteps; j++) {
+				err = tp_step(m, e, steps[j], seconds, TP(i, j, r));
+				if (err) {
+					tool_warn("throughput of %s with %u threads: %s", m->name,
+						  steps[j], strerror(-err));
+					failed[i] = true;
+					break;
+				}
+			}
+		}
+	}
 	for (i = 0; i < nmethods; i++) {
 		struct method *m = &methods[i];
 
-		if (!m->selected || !m->avail || !m->per_batch)
+		if (!m->selected || !m->avail || !m->per_batch || failed[i])
 			continue;
-		progress("throughput: %s on 1..%u threads", m->name, max);
-		for (j = 0; j < nsteps; j++) {
-			err = tp_step(m, e, steps[j], seconds, &m->tp[m->ntp]);
-			if (err) {
-				tool_warn("throughput with %u threads: %s", steps[j],
-					  strerror(-err));
-				break;
-			}
-			m->ntp++;
-		}
+		for (j = 0; j < nsteps; j++)
+			tp_median(TP(i, j, 0), TP_ROUNDS, &m->tp[j]);
+		m->ntp = nsteps;
 	}
+#undef TP
+out:
+	free(all);
+	free(failed);
 }

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "peers.h"
 #include "tscbench.h"
 
 /* The library's ns and clock clk at one instant. */
@@ -43,6 +44,63 @@ static int64_t offset(struct tsc *t, clockid_t clk)
 
 	pair(t, clk, &l, &r);
 	return (int64_t)(l - r);
+}
+
+/* A read of row k's clock: tsc_clock_gettime_ordered(), or the peer's
+ * (ordered by the LFENCE of the kernel's read before it; Abseil's
+ * RDTSC is not ordered itself). */
+static int wall_read(struct tsc *t, int k, uint64_t *v)
+{
+	if (k == WALL_ABSL) {
+		__builtin_ia32_lfence();
+		*v = (uint64_t)peer_absl_now_ns();
+		return 0;
+	}
+	return tsc_clock_gettime_ordered(t, k == WALL_MONO ? CLOCK_MONOTONIC : CLOCK_REALTIME, v);
+}
+
+/* Row k's read minus the kernel's clock, ns: the read in the narrowest
+ * of 16 brackets of the kernel's. */
+static double wall_offset(struct tsc *t, int k, double *width)
+{
+	clockid_t clk = k == WALL_MONO ? CLOCK_MONOTONIC : CLOCK_REALTIME;
+	uint64_t a, b = 0, c, best = UINT64_MAX;
+	double off = NAN;
+	int i;
+
+	for (i = 0; i < 16; i++) {
+		a = now_ns(clk);
+		if (wall_read(t, k, &b))
+			return NAN;
+		c = now_ns(clk);
+		if (c >= a && c - a < best) {
+			best = c - a;
+			off = (double)(int64_t)(b - (a + (c - a) / 2));
+		}
+	}
+	if (best != UINT64_MAX && (double)best > *width)
+		*width = (double)best;
+	return off;
+}
+
+static void wall_sample(struct tsc *t, struct wall_acc *w, int i)
+{
+	int k;
+
+	for (k = 0; k < WALL_NROWS; k++) {
+		double o;
+
+		if (k == WALL_ABSL ? !w->absl : !w->ran)
+			continue;
+		o = wall_offset(t, k, &w->bracket_ns);
+
+		w->off_ns[k][i] = o;
+		if (isnan(o))			/* a read failed: no figure */
+			w->worst_ns[k] = NAN;
+		else if (fabs(o) > w->worst_ns[k])
+			w->worst_ns[k] = fabs(o);
+	}
+	w->n = i + 1;
 }
 
 static void fit(const double *t, const double *y, int n, struct ref_drift *d)
@@ -107,6 +165,8 @@ int drift_run(const struct cfg *cfg, struct env *e, struct accuracy *a)
 		a->nseries = nh;
 		for (k = 0; k < nh; k++)
 			series_info(&a->s[k], h[k], k ? "calibrated" : "default");
+		a->wall.ran = e->info.usable;
+		a->wall.absl = !peer_absl_missing() && e->rdtsc_ok;
 		start = now_ns(CLOCK_MONOTONIC_RAW);
 		prev = tsc_now_ns(e->t);
 		for (i = 0; i < n; i++) {
@@ -138,6 +198,8 @@ int drift_run(const struct cfg *cfg, struct env *e, struct accuracy *a)
 				s->mono_us[i] = (double)(m - mono0[k]) / 1e3;
 				s->n = i + 1;
 			}
+			if (a->wall.ran || a->wall.absl)
+				wall_sample(e->t, &a->wall, i);
 			if (i * 10 / n != pct) {
 				pct = i * 10 / n;
 				progress("drift: %.1f of %.1f s", a->s[0].t_s[i], cfg->duration);

@@ -61,6 +61,8 @@ static void usage(FILE *f)
 	      "                          2 with --quick; 0 skips it)\n"
 	      "     --open-sysroot <dir>\n"
 	      "                        also time tsc_open() on a dump (tscinfo(1) --sysroot)\n"
+	      "     --sysroot <dir>    open the measured handle on a dump: libtsc decides\n"
+	      "                          as on that machine, reads this CPU's TSC\n"
 	      "     --no-progress      no progress lines on stderr\n"
 	      "     --list             list the methods and whether this machine has them\n"
 	      "\n"
@@ -104,6 +106,25 @@ static void wait_calibration(struct tsc *t)
 	}
 }
 
+/* True, with a message, when an option's dir is given and is no
+ * directory. */
+static bool not_a_dir(const char *opt, const char *dir)
+{
+	struct stat st;
+
+	if (!dir)
+		return false;
+	if (stat(dir, &st)) {
+		tool_warn("%s %s: %s", opt, dir, strerror(errno));
+		return true;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		tool_warn("%s %s: not a directory", opt, dir);
+		return true;
+	}
+	return false;
+}
+
 static bool went_back(const struct accuracy *a)
 {
 	return a->backward || (a->have_xcpu && a->xcpu.backward) || a->calib.backward;
@@ -134,9 +155,15 @@ int main(int argc, char **argv)
 		break;
 	}
 
+	/* libtsc reads a missing dump as empty files: fail as tscinfo. */
+	if (not_a_dir("--sysroot", cfg.sysroot) || not_a_dir("--open-sysroot", cfg.open_sysroot))
+		return EXIT_RUNTIME;
+
 	/* As an application would: with the watcher, so that the handle
 	 * follows the kernel if it stops trusting the TSC during the run. */
-	env.t = tsc_open(NULL);
+	TSC_OPTS(opts, .sysroot = cfg.sysroot);
+	env.sysroot = cfg.sysroot;
+	env.t = tsc_open(&opts);
 	if (!env.t) {
 		tool_warn("cannot open libtsc: %s", strerror(errno));
 		return EXIT_RUNTIME;
@@ -149,21 +176,6 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	/* Open the reports first: a bad path fails before the long run. */
-	if (cfg.open_sysroot) {
-		struct stat st;
-
-		/* libtsc reads a missing dump as empty files: fail as tscinfo */
-		if (stat(cfg.open_sysroot, &st)) {
-			tool_warn("--open-sysroot %s: %s", cfg.open_sysroot, strerror(errno));
-			tsc_close(env.t);
-			return EXIT_RUNTIME;
-		}
-		if (!S_ISDIR(st.st_mode)) {
-			tool_warn("--open-sysroot %s: not a directory", cfg.open_sysroot);
-			tsc_close(env.t);
-			return EXIT_RUNTIME;
-		}
-	}
 	if (cfg.output) {
 		out = fopen(cfg.output, "we");
 		if (!out) {

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "gettime.h"
+#include "peers.h"
 #include "tscbench.h"
 
 #ifndef CLOCK_MONOTONIC_COARSE
@@ -69,6 +70,23 @@ static inline uint64_t cgt(clockid_t c)
 
 	clock_gettime(c, &ts);
 	return (uint64_t)ts.tv_nsec;
+}
+
+/* libtsc's wall reads (since 0.7 inline, as tsc_now_ns()). */
+static inline uint64_t lt_cgt(clockid_t c)
+{
+	uint64_t v = 0;
+
+	tsc_clock_gettime(g_t, c, &v);
+	return v;
+}
+
+static inline uint64_t lt_cgt_ordered(clockid_t c)
+{
+	uint64_t v = 0;
+
+	tsc_clock_gettime_ordered(g_t, c, &v);
+	return v;
 }
 
 static inline uint64_t sys_cgt(void)
@@ -123,15 +141,24 @@ BATCH(b_tsc_rdtsc, tsc_rdtsc())
 BATCH(b_tsc_rdtsc_ordered, tsc_rdtsc_ordered(g_t))
 BATCH(b_tsc_now_ns, tsc_now_ns(g_t))
 BATCH(b_tsc_now_ns_ordered, tsc_now_ns_ordered(g_t))
+BATCH(b_lt_mono, lt_cgt(CLOCK_MONOTONIC))
+BATCH(b_lt_raw, lt_cgt(CLOCK_MONOTONIC_RAW))
+BATCH(b_lt_real, lt_cgt(CLOCK_REALTIME))
+BATCH(b_lt_boot, lt_cgt(CLOCK_BOOTTIME))
+BATCH(b_lt_tai, lt_cgt(CLOCK_TAI))
+BATCH(b_lt_mono_ordered, lt_cgt_ordered(CLOCK_MONOTONIC))
 BATCH(b_cgt_mono, cgt(CLOCK_MONOTONIC))
 BATCH(b_cgt_raw, cgt(CLOCK_MONOTONIC_RAW))
 BATCH(b_cgt_real, cgt(CLOCK_REALTIME))
+BATCH(b_cgt_boot, cgt(CLOCK_BOOTTIME))
+BATCH(b_cgt_tai, cgt(CLOCK_TAI))
 BATCH(b_cgt_mono_coarse, cgt(CLOCK_MONOTONIC_COARSE))
 BATCH(b_cgt_real_coarse, cgt(CLOCK_REALTIME_COARSE))
 BATCH(b_gtod, gtod())
 BATCH(b_sys_cgt, sys_cgt())
 BATCH(b_vdso_raw, vraw())
 BATCH(b_vdso_raw_ns, vraw_ns())
+BATCH(b_absl, (uint64_t)peer_absl_now_ns())
 
 #define M(n, w, b) { .name = n, .what = w, .batch = b }
 
@@ -143,15 +170,25 @@ struct method methods[] = {
 	M("tsc_rdtsc_ordered", "libtsc tsc_rdtsc_ordered()", b_tsc_rdtsc_ordered),
 	M("tsc_now_ns", "libtsc tsc_now_ns()", b_tsc_now_ns),
 	M("tsc_now_ns_ordered", "libtsc tsc_now_ns_ordered()", b_tsc_now_ns_ordered),
+	M("tsc_clock_gettime_monotonic", "libtsc tsc_clock_gettime(MONOTONIC)", b_lt_mono),
+	M("tsc_clock_gettime_monotonic_raw", "libtsc tsc_clock_gettime(MONOTONIC_RAW)", b_lt_raw),
+	M("tsc_clock_gettime_realtime", "libtsc tsc_clock_gettime(REALTIME)", b_lt_real),
+	M("tsc_clock_gettime_boottime", "libtsc tsc_clock_gettime(BOOTTIME)", b_lt_boot),
+	M("tsc_clock_gettime_tai", "libtsc tsc_clock_gettime(TAI)", b_lt_tai),
+	M("tsc_clock_gettime_ordered_monotonic", "libtsc tsc_clock_gettime_ordered(MONOTONIC)",
+	  b_lt_mono_ordered),
 	M("clock_gettime_monotonic", "clock_gettime(MONOTONIC)", b_cgt_mono),
 	M("clock_gettime_monotonic_raw", "clock_gettime(MONOTONIC_RAW)", b_cgt_raw),
 	M("clock_gettime_realtime", "clock_gettime(REALTIME)", b_cgt_real),
+	M("clock_gettime_boottime", "clock_gettime(BOOTTIME)", b_cgt_boot),
+	M("clock_gettime_tai", "clock_gettime(TAI)", b_cgt_tai),
 	M("clock_gettime_monotonic_coarse", "clock_gettime(MONOTONIC_COARSE)", b_cgt_mono_coarse),
 	M("clock_gettime_realtime_coarse", "clock_gettime(REALTIME_COARSE)", b_cgt_real_coarse),
 	M("gettimeofday", "gettimeofday()", b_gtod),
 	M("syscall_clock_gettime", "syscall(SYS_clock_gettime, MONOTONIC)", b_sys_cgt),
 	M("vdso_tsc_raw", "__vdso_tsc_raw()", b_vdso_raw),
 	M("vdso_tsc_raw_to_ns", "__vdso_tsc_raw() + __vdso_tsc_to_ns()", b_vdso_raw_ns),
+	M("absl_get_current_time_nanos", "Abseil GetCurrentTimeNanos() (REALTIME)", b_absl),
 };
 const int nmethods = sizeof(methods) / sizeof(methods[0]);
 
@@ -378,7 +415,7 @@ static void note(const char *name, const char *fmt, const char *arg)
 /* The rows that read the clocksource, as clock_gettime(MONOTONIC) does. */
 static const char *const cgts[] = {
 	"clock_gettime_monotonic", "clock_gettime_monotonic_raw",
-	"clock_gettime_realtime", "gettimeofday",
+	"clock_gettime_realtime", "clock_gettime_boottime", "clock_gettime_tai", "gettimeofday",
 };
 
 void methods_probe(struct env *e)
@@ -443,11 +480,25 @@ void methods_probe(struct env *e)
 			 e->info.fallback_clock == CLOCK_MONOTONIC ? "MONOTONIC" : "MONOTONIC_RAW");
 		note("tsc_now_ns", "%s", why);
 		note("tsc_now_ns_ordered", "%s", why);
+		for (i = 0; i < nmethods; i++)
+			if (!strncmp(methods[i].name, "tsc_clock_gettime", 17))
+				note(methods[i].name, "%s", "TSC not in use: each read maps a "
+				     "clock_gettime() of the fallback clock");
 	} else {
 		note("tsc_now_ns", "factors from %s", tsc_src_name(e->info.src));
 		note("tsc_now_ns_ordered", e->info.rdtscp ? "%s, RDTSCP" : "%s, LFENCE;RDTSC",
 		     tsc_src_name(e->info.src));
 	}
+
+	/* The peer: Abseil reads RDTSC itself, and the kernel's clock when
+	 * RDTSC may not run (it cannot know: it would die of SIGSEGV). */
+	if (peer_absl_missing())
+		unavailable("absl_get_current_time_nanos", "%s", peer_absl_missing());
+	else if (!e->rdtsc_ok)
+		unavailable("absl_get_current_time_nanos", "%s", "it executes RDTSC, which may "
+			    "not run here");
+	else
+		note("absl_get_current_time_nanos", "%s", "Debian's libabsl, REALTIME");
 
 	/* Is clock_gettime() the vDSO or a syscall? */
 	read_line("/sys/devices/system/clocksource/clocksource0/current_clocksource",
