@@ -23,6 +23,7 @@
  * that the fork handler takes first, so that a child never inherits it
  * held by a thread that was opening the handle.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -257,6 +258,27 @@ static int create(struct tsc *t, const cpu_set_t *cpus, size_t size, int policy,
 	return err;
 }
 
+/* The watcher runs this library's code until tsc_close(), or for good
+ * (tsc_default()).  Where the library is linked into a plugin (libtsc.a
+ * in a dlopen()ed object), a dlclose() would unmap that code under it:
+ * so the object that holds this code stays loaded, as libtsc.so.0 does
+ * by -z nodelete: a reference of our own, never dropped, and the
+ * NODELETE flag (RTLD_NOLOAD: nothing is loaded).  For the main program
+ * a no-op.  dlopen() is looked up, not linked: a static program would
+ * get the linker's warning about static dlopen() (and there dladdr()
+ * finds nothing: there is nothing to pin). */
+static void pin_code(void)
+{
+	void *(*open_fn)(const char *file, int mode);
+	Dl_info di;
+
+	if (!dladdr((const void *)pin_code, &di) || !di.dli_fname || !*di.dli_fname)
+		return;
+	*(void **)&open_fn = dlsym(RTLD_DEFAULT, "dlopen");
+	if (open_fn)
+		(void)open_fn(di.dli_fname, RTLD_LAZY | RTLD_NOLOAD | RTLD_NODELETE);
+}
+
 /* The thread is created with every signal blocked, so that it never
  * takes a process-directed signal the caller blocks later (signalfd).
  * Unless the options say otherwise, it runs SCHED_OTHER on the
@@ -278,6 +300,7 @@ static int start_thread(struct tsc *t)
 	cpu_set_t any;
 	int err, c;
 
+	pin_code();
 	t->watch_why[0] = 0;
 	t->place_self = !cpus;
 	if (!cpus) {
