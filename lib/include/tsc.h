@@ -428,7 +428,19 @@ uint64_t __tsc_clock_ns(clockid_t clock);
  * closed the mark.  Lock-free: a compare-and-swap, no wait. */
 uint64_t __tsc_held(const struct tsc *t, uint32_t seq, uint64_t ns);
 
-/* A tick delta in ns, exact (128-bit product) for any delta up to years. */
+/* True when the handle has factors to turn ticks into ns.  Without
+ * them (no source gave any: tsc_info.src is TSC_SRC_NONE, the handle
+ * falls back), tsc_delta_to_ns() and tsc_ticks_to_ns() return 0.  Since
+ * 0.7 (LIBTSC_0.7). */
+TSCINLINE bool tsc_has_factors(const struct tsc *t)
+{
+	uint32_t seq;
+
+	return __tsc_ld(__tsc_begin(t, &seq)->mult) != 0;
+}
+
+/* A tick delta in ns, exact (128-bit product) for any delta up to years;
+ * 0 without factors (tsc_has_factors()). */
 TSCINLINE uint64_t tsc_delta_to_ns(const struct tsc *t, uint64_t delta)
 {
 	const struct tsc_fast_state *s;
@@ -443,7 +455,8 @@ TSCINLINE uint64_t tsc_delta_to_ns(const struct tsc *t, uint64_t delta)
 }
 
 /* Absolute ticks (from tsc_rdtsc*) to the library's ns scale.  Only
- * meaningful for ticks read while tsc_in_use(). */
+ * meaningful for ticks read while tsc_in_use(); 0 without factors
+ * (tsc_has_factors()). */
 TSCINLINE uint64_t tsc_ticks_to_ns(const struct tsc *t, uint64_t ticks)
 {
 	const struct tsc_fast_state *s;

@@ -72,7 +72,29 @@ int main(void)
 	CHECK(b >= a, "MONOTONIC fallback went back");
 	tsc_close(t);
 
+	/* No factors from any source (an empty dump, no calibration): the
+	 * conversions' documented 0, and tsc_has_factors() says so. */
+	snprintf(root, sizeof(root), "%s/empty", t_env("TSC_TEST_VARIANTS"));
+	T_OPEN(t, .sysroot = root, .no_watcher = true);
+	tsc_get_info(t, &i, sizeof(i));
+	CHECK(!tsc_in_use(t) && i.src == TSC_SRC_NONE, "empty dump: in use %d, source %s",
+	      tsc_in_use(t), tsc_src_name(i.src));
+	CHECK(!tsc_has_factors(t), "tsc_has_factors() true without factors");
+	CHECK(tsc_delta_to_ns(t, 1000000) == 0 && tsc_ticks_to_ns(t, 1000000) == 0,
+	      "without factors: delta %llu, ticks %llu ns, want 0",
+	      (unsigned long long)tsc_delta_to_ns(t, 1000000),
+	      (unsigned long long)tsc_ticks_to_ns(t, 1000000));
+	tsc_close(t);
+
 	t = t_open_tsc(root, false);	/* live, or a made-up trusting kernel */
+	tsc_get_info(t, &i, sizeof(i));
+	CHECK(tsc_has_factors(t), "tsc_has_factors() false with factors from %s",
+	      tsc_src_name(i.src));
+	/* A second of ticks by the factors themselves. */
+	a = i.mult ? (uint64_t)(((unsigned __int128)1000000000 << i.shift) / i.mult) : 0;
+	b = tsc_delta_to_ns(t, a);
+	CHECK(b > 999999000 && b <= 1000000000, "ns = ticks * %llu >> %u: %llu ticks are %llu ns",
+	      (unsigned long long)i.mult, i.shift, (unsigned long long)a, (unsigned long long)b);
 	n = count(t);
 	CHECK(n == 0, "%d clock_gettime calls for 1000 TSC reads", n);
 	tsc_close(t);

@@ -77,6 +77,14 @@ int main(void)
 		CHECK(dlvsym(h, names[k], "LIBTSC_0.2"), "%s@LIBTSC_0.2 missing", names[k]);
 	CHECK(dlvsym(h, "tsc_default", "LIBTSC_0.3") && !dlvsym(h, "tsc_default", "LIBTSC_0.2"),
 	      "tsc_default not (only) in LIBTSC_0.3");
+	/* 0.7's, for bindings: the wall reads' slow path and the new reads. */
+	for (k = 0; k < 3; k++) {
+		static const char *const v7[] = { "__tsc_wall", "tsc_clock_gettime_ordered",
+						  "tsc_has_factors" };
+
+		CHECK(dlvsym(h, v7[k], "LIBTSC_0.7") && !dlvsym(h, v7[k], "LIBTSC_0.6"),
+		      "%s not (only) in LIBTSC_0.7", v7[k]);
+	}
 	CHECK(!dlsym(h, "tsc__decide") && !dlsym(h, "tsc__parse_u64"), "internals exported");
 	open_ = (void *)dlsym(h, "tsc_open");
 	close_ = (void *)dlsym(h, "tsc_close");
