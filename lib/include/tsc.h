@@ -51,8 +51,11 @@
  *   measures it, and fails it only past 50 us: test machines are noisy).  tsc_clock_gettime() of MONOTONIC, BOOTTIME and RAW
  *   never goes back within a thread (as tsc_now_ns(), at its cost), and
  *   tsc_clock_gettime_ordered() not between threads either (as
- *   tsc_now_ns_ordered()); REALTIME and TAI step only when the kernel's
- *   clock stepped (tsc_clock_gettime(3)).
+ *   tsc_now_ns_ordered()), unless the watcher stalls over 1 ms in the
+ *   middle of a change of the mapping while the mapping stands still
+ *   (over 1 ms ahead of the kernel's clock, as after a resume): then by
+ *   up to 1 ms (tsc_clock_gettime(3)).  REALTIME and TAI step only when
+ *   the kernel's clock stepped.
  *
  * Errors: functions returning int return 0 (or a count) on success and a
  * negative errno on failure, and also set errno.  Functions returning a
@@ -65,8 +68,8 @@
  *
  * Thread safety: every read function and tsc_get_info(), tsc_get_reasons(),
  * tsc_ns_to_clock() may be called from any thread at any time; the read
- * functions, tsc_ns_to_clock() and tsc_clock_gettime() are lock-free and
- * async-signal-safe.  The
+ * functions, tsc_ns_to_clock(), tsc_clock_gettime() and
+ * tsc_clock_gettime_ordered() are lock-free and async-signal-safe.  The
  * handle must outlive all of them; tsc_close() is not concurrent-safe.
  * tsc_default()'s handle is shared by the whole process and outlives
  * every call: it is never freed.
@@ -76,7 +79,8 @@
  * fds and a watcher of its own (see tsc_open(3)).
  *
  * The inline functions are also exported as real symbols for bindings
- * (built from src/ffi.c).  ABI: struct tsc_fast is part of it.  A
+ * (built from src/ffi.c).  ABI: struct tsc_fast and struct tsc_wall,
+ * which the inline code reads, are part of it.  A
  * binding calls tsc_get_reasons() with its element size: the exported
  * symbol tsc_reasons fills the 0.4 element (without code).
  */
@@ -586,7 +590,12 @@ enum { __TSC_W_MAP, __TSC_W_NOW, __TSC_W_NOW_ORDERED };
  * seq and the segment (then ns may be below its start: the slow path)
  * but not after the load of seq that ends the pass has retired, so a
  * value read here is below the writer's clock once it has made seq odd
- * (and fenced): a read of this thread after it is not below it. */
+ * (and fenced): a read of this thread after it is not below it.  That
+ * rests on in-order retirement and on loads replayed when their line is
+ * taken before they retire (x86-TSO as Intel and AMD implement it), not
+ * on a promise of the SDM, which says only that later instructions may
+ * begin before RDTSC reads the counter; tsc_clock_gettime_ordered()
+ * does not rest on it. */
 static inline bool __tsc_wall_fast(const struct tsc *t, int i, int what, uint64_t *ns,
 				   uint64_t *out)
 {
@@ -603,6 +612,8 @@ static inline bool __tsc_wall_fast(const struct tsc *t, int i, int what, uint64_
 		*ns = tsc_now_ns(t);
 	else if (what == __TSC_W_NOW_ORDERED)
 		*ns = tsc_now_ns_ordered(t);
+	/* The RDTSC (a volatile asm) stays before the loads below. */
+	__asm__ __volatile__("" ::: "memory");
 	valid = __tsc_ld(w->c[0].valid);
 	slow = __tsc_ld(w->slow_from);
 	s = __tsc_ld(g->s);

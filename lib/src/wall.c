@@ -28,12 +28,18 @@
  * and the turn cannot be seen: readers of the old copy then run on past
  * T, by the old rate, and the new copy may be below them by the stall
  * times the change of rate (the whole stall where the new segment stands
- * still).  So tsc_clock_gettime() also keeps the highest value any
- * reader returned, and returns no less (one compare-and-swap per read,
- * on a cache line of its own).  For REALTIME and TAI the mark counts
- * values without the kernel's steps back (each segment carries their
- * sum): such a step still takes them back, by that step, and nothing
- * else does.
+ * still).  So a change goes in three steps (publish()): readers are
+ * sent to the old copy through a mark per clock, which they raise to
+ * what they return (only then: the fast path in tsc.h writes nothing);
+ * the writer closes the marks where the old copy is at its clock's now,
+ * and held reads follow a line no steeper than the new copy; then the
+ * turn.  A stall there makes reads rise slower, not go back, for up to
+ * HOLD_NS below the old copy; past that they run on HOLD_NS behind it,
+ * and where the new segment stands still the new copy can be below
+ * them by up to HOLD_NS (tsc_clock_gettime(3)).  For REALTIME and TAI
+ * the marks count values without the kernel's steps back (each segment
+ * carries their sum): such a step still takes them back, by that step,
+ * and nothing else does.
  */
 #include <errno.h>
 #include <stdlib.h>

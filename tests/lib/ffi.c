@@ -3,8 +3,10 @@
  * real symbols (for bindings) agreeing with the inline functions; a
  * dlclose() does not unmap it while tsc_default()'s watcher runs it.
  * tsc_reasons@LIBTSC_0.2, which programs built before 0.5.0 call, fills
- * their shorter element and not a byte past it. */
+ * their shorter element and not a byte past it; tsc_clock_gettime@LIBTSC_0.2,
+ * which programs built before 0.7 call, is still ordered between threads. */
 #include <dlfcn.h>
+#include <pthread.h>
 
 #include "t.h"
 
@@ -50,6 +52,79 @@ static void old_reasons(void *h, struct tsc *t)
 	      "an element that cuts code short accepted");
 }
 
+/* Threads reading one clock and publishing the highest reading: how
+ * many readings were below one another thread had published before. */
+typedef int (*gettime_fn)(struct tsc *, clockid_t, uint64_t *);
+static struct {
+	gettime_fn fn;
+	struct tsc *t;
+	uint64_t last;
+	unsigned long long below, reads;
+	int stop;
+} race;
+
+static void *race_reader(void *arg)
+{
+	unsigned long long below = 0, reads = 0;
+	uint64_t v, seen, cur;
+
+	(void)arg;
+	while (!__atomic_load_n(&race.stop, __ATOMIC_RELAXED)) {
+		seen = __atomic_load_n(&race.last, __ATOMIC_ACQUIRE);
+		if (race.fn(race.t, CLOCK_MONOTONIC, &v))
+			continue;
+		below += v < seen;
+		reads++;
+		cur = __atomic_load_n(&race.last, __ATOMIC_RELAXED);
+		while (cur < v && !__atomic_compare_exchange_n(&race.last, &cur, v, true,
+							       __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+			;
+	}
+	__atomic_add_fetch(&race.below, below, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&race.reads, reads, __ATOMIC_RELAXED);
+	return NULL;
+}
+
+static unsigned long long race_run(gettime_fn fn, struct tsc *t)
+{
+	pthread_t th[2];
+	int k;
+
+	race.fn = fn;
+	race.t = t;
+	race.last = race.below = race.reads = 0;
+	race.stop = 0;
+	for (k = 0; k < 2; k++)
+		CHECK(!pthread_create(&th[k], NULL, race_reader, NULL), "pthread_create");
+	t_sleep_ms(1000);
+	__atomic_store_n(&race.stop, 1, __ATOMIC_RELAXED);
+	for (k = 0; k < 2; k++)
+		pthread_join(th[k], NULL);
+	return race.below;
+}
+
+/* Programs built against 0.6 or older call tsc_clock_gettime@LIBTSC_0.2,
+ * which was ordered between threads: it still is (0.7's default is
+ * not: its count is a figure). */
+static void old_gettime(void *h, struct tsc *t)
+{
+	gettime_fn old = (gettime_fn)dlvsym(h, "tsc_clock_gettime", "LIBTSC_0.2");
+	gettime_fn cur = (gettime_fn)dlvsym(h, "tsc_clock_gettime", "LIBTSC_0.7");
+	unsigned long long n_old, r_old, n_cur;
+
+	if (!old || !cur)
+		return;
+	n_old = race_run(old, t);
+	r_old = race.reads;
+	n_cur = race_run(cur, t);
+	printf("# figure: readings below another thread's earlier one in 1 s on 2 threads: "
+	       "@LIBTSC_0.2 %llu of %llu, @@LIBTSC_0.7 (unordered) %llu of %llu\n", n_old, r_old,
+	       n_cur, race.reads);
+	CHECK(r_old > 10000 && n_old == 0, "tsc_clock_gettime@LIBTSC_0.2: %llu of %llu readings "
+	      "below another thread's earlier one (programs built before 0.7 were promised none)",
+	      n_old, r_old);
+}
+
 int main(void)
 {
 	char path[4096], root[64] = "";
@@ -85,6 +160,12 @@ int main(void)
 		CHECK(dlvsym(h, v7[k], "LIBTSC_0.7") && !dlvsym(h, v7[k], "LIBTSC_0.6"),
 		      "%s not (only) in LIBTSC_0.7", v7[k]);
 	}
+	/* tsc_clock_gettime: 0.7's by default, and 0.2's (ordered, as
+	 * programs built before 0.7 were promised) apart. */
+	CHECK(dlvsym(h, "tsc_clock_gettime", "LIBTSC_0.7") == dlsym(h, "tsc_clock_gettime") &&
+	      dlvsym(h, "tsc_clock_gettime", "LIBTSC_0.2") &&
+	      dlvsym(h, "tsc_clock_gettime", "LIBTSC_0.2") != dlsym(h, "tsc_clock_gettime"),
+	      "tsc_clock_gettime: want @@LIBTSC_0.7 the default and @LIBTSC_0.2 another");
 	CHECK(!dlsym(h, "tsc__decide") && !dlsym(h, "tsc__parse_u64"), "internals exported");
 	open_ = (void *)dlsym(h, "tsc_open");
 	close_ = (void *)dlsym(h, "tsc_close");
@@ -133,6 +214,7 @@ int main(void)
 	}
 	CHECK(in_use(t), "the TSC path was not tested");
 	old_reasons(h, t);
+	old_gettime(h, t);
 	close_(t);
 	/* The .so's default handle: its watcher wakes within 1 s, in the
 	 * library's code, which must still be mapped after dlclose(). */

@@ -76,7 +76,7 @@ struct method {
 };
 
 struct env {
-	struct tsc *t;			/* default handle, no watcher */
+	struct tsc *t;			/* default options, with its watcher */
 	const char *sysroot;		/* t opened on this dump (--sysroot) */
 	struct tsc_info info;
 	bool rdtsc_ok;			/* RDTSC may be executed */
