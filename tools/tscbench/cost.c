@@ -226,8 +226,6 @@ static void *tp_thread(void *arg)
 	return NULL;
 }
 
-#define TP_ROUNDS 3
-
 /* Thread counts: 1..8, then doubling, and always the maximum. */
 static int thread_steps(unsigned int max, unsigned int *out)
 {
@@ -287,27 +285,27 @@ static int tp_step(struct method *m, const struct env *e, unsigned int k,
 	return -err;
 }
 
-/* The median round of one method's step (by ns per call). */
-static void tp_median(struct tput *r, int rounds, struct tput *out)
+/* The round of one method's step with the median ns per call, whole
+ * (its calls per second are that round's). */
+static void tp_median(const struct tput *r, int rounds, struct tput *out)
 {
-	double v[TP_ROUNDS], w[TP_ROUNDS];
-	struct dist d;
-	int i;
+	int i, j, below, same;
 
 	for (i = 0; i < rounds; i++) {
-		v[i] = r[i].ns_per_call;
-		w[i] = r[i].mcalls_per_s;
+		for (j = below = same = 0; j < rounds; j++) {
+			below += r[j].ns_per_call < r[i].ns_per_call;
+			same += r[j].ns_per_call == r[i].ns_per_call;
+		}
+		if (below <= rounds / 2 && below + same > rounds / 2)
+			break;
 	}
-	*out = r[0];
-	dist_of(v, (size_t)rounds, &d);
-	out->ns_per_call = d.median;
-	dist_of(w, (size_t)rounds, &d);
-	out->mcalls_per_s = d.median;
+	*out = r[i < rounds ? i : 0];
 }
 
 /* TP_ROUNDS rounds, each every method on every step in turn, so that
- * other load on the CPUs hits all alike; each step's figure is the
- * median of its rounds. */
+ * other load on the CPUs hits all alike; each step's figure is its
+ * median round, and each round's last step over its first is kept
+ * (the goals compare a method's with bare RDTSC's of the same round). */
 void throughput_run(const struct cfg *cfg, struct env *e)
 {
 	unsigned int max = (unsigned int)e->ncpus, steps[MAX_THREADS_STEPS];
@@ -354,6 +352,10 @@ void throughput_run(const struct cfg *cfg, struct env *e)
 		for (j = 0; j < nsteps; j++)
 			tp_median(TP(i, j, 0), TP_ROUNDS, &m->tp[j]);
 		m->ntp = nsteps;
+		for (r = 0; r < TP_ROUNDS; r++)
+			m->n_over_1[r] = TP(i, nsteps - 1, r)->ns_per_call /
+					 TP(i, 0, r)->ns_per_call;
+		m->nrounds = TP_ROUNDS;
 	}
 #undef TP
 out:

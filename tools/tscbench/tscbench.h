@@ -51,6 +51,8 @@ void dist_of(double *v, size_t n, struct dist *d);	/* sorts v */
 /* ---- methods (methods.c) ---- */
 typedef uint64_t (*batch_fn)(unsigned long n);
 
+#define TP_ROUNDS 5			/* throughput rounds */
+
 struct tput {
 	unsigned int threads;
 	double ns_per_call;		/* per thread, median of the threads */
@@ -73,6 +75,8 @@ struct method {
 	/* throughput */
 	struct tput tp[MAX_THREADS_STEPS];
 	int ntp;
+	double n_over_1[TP_ROUNDS];	/* each round's last step over its first */
+	int nrounds;
 };
 
 struct env {
