@@ -202,14 +202,18 @@ assert (d["tsc_khz"], d["tsc_khz_source"]) == (int(sys.argv[1]), sys.argv[2]), d
 		grep -qx "tsc_frequency_source_info{source=\"$3\"} 1" /tmp/cli.$$.prom ||
 		no "$1: the metrics do not say $2 kHz from $3: $(grep '^tsc_freq' /tmp/cli.$$.prom)"
 }
-freq freq-cpuid15 2092800 cpuid-15h "cpuid-15h, the crystal's frequency times its ratio"
+freq freq-cpuid15 2092800 cpuid-15h "CPUID leaf 0x15, the crystal's frequency times its ratio"
 freq freq-cpuid16 2100000 cpuid-16h \
-	"cpuid-16h, the processor's base frequency, which the TSC runs at on most CPUs; not promised"
-freq freq-hypervisor 2096015 cpuid-hypervisor "cpuid-hypervisor, CPUID 0x40000010, the hypervisor's word"
+	"CPUID leaf 0x16, the processor's base frequency, which the TSC runs at on most CPUs; not promised"
+freq freq-hypervisor 2096015 cpuid-hypervisor "CPUID leaf 0x40000010, the hypervisor's word"
 freq freq-kernel-log 2096015 kernel-log \
-	'the kernel log: "[0.000000] tsc: Detected 2096.015 MHz processor"'
-freq freq-all 2096015 kernel-log 'the kernel log: "[0.000000] tsc: Detected 2096.015 MHz processor"'
-freq freq-no-kernel-log 2092800 cpuid-15h "cpuid-15h, the crystal's frequency times its ratio"
+	'the kernel log: [0.000000] tsc: Detected 2096.015 MHz processor'
+freq freq-all 2096015 kernel-log 'the kernel log: [0.000000] tsc: Detected 2096.015 MHz processor'
+freq freq-no-kernel-log 2092800 cpuid-15h "CPUID leaf 0x15, the crystal's frequency times its ratio"
+# The live machine's figure kept in the dump (tsckit/live-state): where
+# it came from in words, not "live-state" and a code.
+freq captured-perf 2596098 live-state \
+	"the dump's machine at capture, by perf_event's time_mult and time_shift"
 
 # Every output mode on a dump with every fact missing: an unknown is a
 # word in text and null in JSON, never a placeholder (-1, 0, "none", "?").
@@ -282,12 +286,16 @@ d = json.load(sys.stdin)
 assert d["tsc_khz_source"] == sys.argv[1], d["tsc_khz_source"]' "$code" ||
 		no "$name: the JSON's tsc_khz_source is not $code"
 done
-# No source by its code in any text report: a code is not words.
+# No source by its code in any text report: a code is not words.  The
+# frequency's details are words too, the kernel's line without quotes
+# around it, in the text and the JSON.
 for r in "$TSC_TEST_VARIANTS"/*/ "$TSC_TEST_SYSROOTS"/*/; do
-	"$ti" --sysroot "$r" 2> /dev/null | grep -E '\(from [a-z0-9]+-[a-z0-9-]+\)' |
-		sed "s|^|$(basename "$r"): |"
+	{ "$ti" --sysroot "$r" 2> /dev/null |
+		grep -E '\(from [a-z0-9]+-[a-z0-9-]+[,)]|from perf \(|^TSC frequency:.*"'
+	"$ti" --json --sysroot "$r" 2> /dev/null | grep '"tsc_khz_detail": "\\"'
+	} | sed "s|^|$(basename "$r"): |"
 done > /tmp/cli.$$.codes
-[ ! -s /tmp/cli.$$.codes ] || no "sources named by their code: $(head -3 /tmp/cli.$$.codes)"
+[ ! -s /tmp/cli.$$.codes ] || no "sources named by their code, or quoted: $(head -3 /tmp/cli.$$.codes)"
 
 # --output: the report in the file, nothing on stdout, the exit status kept.
 "$ti" -J --sysroot "$pg" --output /tmp/cli.$$.json > /tmp/cli.$$.out; rc=$?

@@ -170,8 +170,10 @@ static int collect(struct tsc *t, struct report *r)
 	if (!r->freq.khz && r->captured.khz >= 1000) {
 		r->freq.khz = r->captured.khz;
 		r->freq.src = "live-state";
-		snprintf(r->freq.how, sizeof(r->freq.how), "the live machine's at capture, from %s",
-			 *r->captured.khz_src ? r->captured.khz_src : "an unnamed source");
+		snprintf(r->freq.how, sizeof(r->freq.how), "by %s",
+			 !*r->captured.khz_src ? "a source it did not name" :
+			 freq_src_words(r->captured.khz_src) ?
+			 freq_src_words(r->captured.khz_src) : r->captured.khz_src);
 	}
 	r->dump_cannot_tell = cannot_tell(r);
 	return r->nreasons < 0 ? r->nreasons : 0;

@@ -225,7 +225,9 @@ void print_text(FILE *f, const struct report *r)
 		fprintf(f, "at capture, live:     %s%s%s (tsckit/live-state: a dump does not "
 			"keep perf's factors or a calibration)\n",
 			r->captured.usable ? "yes" : "no",
-			*r->captured.conversion ? ", factors from " : "", r->captured.conversion);
+			*r->captured.conversion ? ", factors from " : "",
+			freq_src_words(r->captured.conversion) ?
+			freq_src_words(r->captured.conversion) : r->captured.conversion);
 	why_text(f, r);
 	gettime_text(f, r);
 	fprintf(f, "TSC frequency:        ");
