@@ -241,9 +241,26 @@ done
 import json, sys
 d = json.load(sys.stdin)
 for k in ("tsc_khz", "tsc_khz_source", "error_bound_ppb", "calibration_ns", "conversion",
-          "clocksource", "tsc_stable", "clock_gettime", "clock_gettime_from", "tsc_user",
-          "cost_ns", "kernel_log"):
+          "clocksource", "clocksource_is_tsc", "kernel_series", "tsc_stable", "vdso_tsc_calls",
+          "clock_gettime", "clock_gettime_from", "rdtsc_trapped", "tsc_user", "cost_ns",
+          "kernel_log"):
     assert d[k] is None, (k, d[k])' || no "--json on a dump without facts: an unknown is not null"
+# ... and no "no" for what the dump does not tell: whether its kernel has
+# the series (no sysfs at all), traps RDTSC, has the vDSO's TSC calls.
+"$ti" --sysroot "$e" > /tmp/cli.$$.out
+grep -E '^(kernel tsckit series|user RDTSC trapped|vDSO TSC calls): +no' /tmp/cli.$$.out |
+	sed 's/^/# /' | grep . && no "text on a dump without facts: 'no' for an unknown"
+for f in "kernel tsckit series" "user RDTSC trapped" "vDSO TSC calls"; do
+	grep -q "^$f: *unknown (" /tmp/cli.$$.out || no "text on a dump without facts: $f not 'unknown (why)'"
+done
+"$ti" --format=prometheus --sysroot "$e" | grep -q '^tsc_kernel_series' &&
+	no "--format=prometheus on a dump without facts: tsc_kernel_series, not left out"
+# A stock kernel's dump tells all three: no, false, 0.
+"$ti" --sysroot "$TSC_TEST_SYSROOTS/host-debian12" > /tmp/cli.$$.out
+grep -q '^kernel tsckit series: no$' /tmp/cli.$$.out &&
+	grep -q '^user RDTSC trapped: *no (stock kernel' /tmp/cli.$$.out &&
+	grep -q '^vDSO TSC calls: *no$' /tmp/cli.$$.out ||
+	no "host-debian12: the series, the trap, the vDSO calls are not a plain no"
 "$ti" --watch --json --timeout 0.2 --sysroot "$e" | python3 -c '
 import json, sys
 d = json.loads(sys.stdin.readline())

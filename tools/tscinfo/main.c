@@ -157,6 +157,27 @@ static bool cannot_tell(const struct report *r)
 	return block > 0;
 }
 
+/* What a dump does not tell (a live machine always has its sysfs, and
+ * its vDSO or none): whether the kernel has the series, without the
+ * dump's sys/devices/system; whether the vDSO has the TSC calls, without
+ * a vDSO image libtsc could read (its note, code "vdso"). */
+static void dump_unknowns(struct report *r)
+{
+	char path[4096 + 32];
+	struct stat st;
+	int n;
+
+	if (!r->cfg->sysroot)
+		return;
+	snprintf(path, sizeof(path), "%s/sys/devices/system", r->cfg->sysroot);
+	r->series_unknown = !r->info.kernel_series && (stat(path, &st) || !S_ISDIR(st.st_mode));
+	for (n = 0; n < r->nreasons && !r->info.vdso_tsc; n++)
+		if (!strcmp(r->reasons[n].code, "vdso")) {
+			r->vdso_unknown = true;
+			r->vdso_why = r->reasons[n].text;
+		}
+}
+
 static int collect(struct tsc *t, struct report *r)
 {
 	if (tsc_get_info(t, &r->info, sizeof(r->info)) < 0)
@@ -164,6 +185,8 @@ static int collect(struct tsc *t, struct report *r)
 	r->nreasons = tsc_reasons(t, r->reasons, 64);
 	if (r->nreasons > 64)
 		r->nreasons = 64;
+	if (r->nreasons > 0)
+		dump_unknowns(r);
 	r->have_traps = !read_user_traps(r->cfg->sysroot, &r->user_traps);
 	freq_best(&r->info, &r->ff, &r->freq);
 	captured_read(r->cfg->sysroot, &r->captured);

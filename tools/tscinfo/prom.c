@@ -115,9 +115,10 @@ void print_prometheus(FILE *f, const struct report *r)
 	     "version", tsc_version());
 	gauge(f, "tsc_usable", "Whether libtsc reads the TSC directly (1) or falls back "
 	      "to clock_gettime (0).", i->usable);
-	gauge(f, "tsc_kernel_series", "Whether the kernel has the tsckit series' files "
-	      "(without them there is no tsc_stable, tsc_user_policy, tsc_user_traps_total).",
-	      i->kernel_series);
+	if (!r->series_unknown)
+		gauge(f, "tsc_kernel_series", "Whether the kernel has the tsckit series' files "
+		      "(without them there is no tsc_stable, tsc_user_policy, "
+		      "tsc_user_traps_total).", i->kernel_series);
 	if (i->tsc_stable >= 0)
 		gauge(f, "tsc_stable", "Whether the kernel trusts the TSC (tsc0/tsc_stable).",
 		      i->tsc_stable);

@@ -49,6 +49,12 @@ struct report {
 	 * the live machine may have had: perf, a calibration (item 9). */
 	bool dump_cannot_tell;
 	struct captured captured;
+	/* Unknown, not "no" (issue 33, item 6): a dump without sysfs
+	 * (sys/devices/system) does not tell whether its kernel has the
+	 * series, or traps RDTSC; one without a vDSO image it can read,
+	 * whether the vDSO has the TSC calls (vdso_why: libtsc's note). */
+	bool series_unknown, vdso_unknown;
+	const char *vdso_why;
 };
 
 /* Where the report goes: stdout, or --output's file (outfile.c). */
@@ -62,7 +68,9 @@ struct outfile {
  * the kernel's word (current_clocksource_vdso), else the costs measured
  * (c may be NULL), else inferred from the clocksource. */
 const char *gettime_kind(const struct tsc_info *i, const struct cost *c, const char **how);
-const char *trap_kind(const struct tsc_info *i);
+/* no / emulate / sigsegv / unknown; series_unknown: whether the kernel
+ * has the series is not known (a dump without sysfs). */
+const char *trap_kind(const struct tsc_info *i, bool series_unknown);
 /* Does a reason before rs[n] have its kind and code? */
 bool reason_repeats(const struct tsc_reason *rs, int n);
 void print_text(FILE *f, const struct report *r);
