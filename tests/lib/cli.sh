@@ -110,6 +110,28 @@ assert x is None or sys.argv[1] != "one", ("one CPU: cross_cpu is not null", x)
 assert x is None or not [k for k, v in x.items() if v in (-1, 2**64 - 1)], x
 assert x is None or x["backward"] or x["worst_ns"] is None, x' "$cpus" ||
 		no "--cross-cpu --json, $name: a placeholder in cross_cpu, or not null on one CPU"
+	# The log line and the metrics say what the text says: its keys
+	# last, or not_measured and the same why; the CPUs as gauges, or
+	# none and the why on stderr.
+	"$@" "$ti" -x50 --no-cost --format=log > /tmp/cli.$$.log 2>&1
+	"$@" "$ti" -x50 --no-cost --format=prometheus > /tmp/cli.$$.prom 2> /tmp/cli.$$.err
+	echo "# --cross-cpu --format=log, $name: ...$(sed 's/.*why_codes=[^ ]*//' /tmp/cli.$$.log)"
+	case $line in
+	*"not measured: "*)
+		why=${line#*not measured: }
+		grep -q " cross_cpu=not_measured cross_cpu_why=\"$why\"\$" /tmp/cli.$$.log ||
+			no "--cross-cpu --format=log, $name: no 'cross_cpu=not_measured cross_cpu_why=\"$why\"' at the end"
+		! grep -q '^tsc_cross_cpu' /tmp/cli.$$.prom && grep -q "not measured: $why" /tmp/cli.$$.err ||
+			no "--cross-cpu --format=prometheus, $name: not measured, yet metrics or no why on stderr" ;;
+	*)
+		n=$(echo "$line" | sed -E 's/^cross-CPU check: *([0-9]+) CPUs.*/\1/')
+		grep -qE " cross_cpu=(ok|backward) cross_cpu_cpus=$n cross_cpu_reads=[0-9]+ cross_cpu_backward=[0-9]+( cross_cpu_worst_ticks=[0-9]+( cross_cpu_worst_ns=[0-9]+)?( cross_cpu_from=[0-9]+ cross_cpu_to=[0-9]+)?)?\$" \
+			/tmp/cli.$$.log || no "--cross-cpu --format=log, $name: no cross_cpu keys for $n CPUs at the end"
+		grep -qx "tsc_cross_cpu_cpus $n" /tmp/cli.$$.prom &&
+			grep -qE '^tsc_cross_cpu_reads [1-9][0-9]*$' /tmp/cli.$$.prom &&
+			grep -qE '^tsc_cross_cpu_backward_reads [0-9]+$' /tmp/cli.$$.prom ||
+			no "--cross-cpu --format=prometheus, $name: no tsc_cross_cpu_{cpus,reads,backward_reads}" ;;
+	esac
 }
 measured='^[0-9]+ CPUs, [0-9]+ reads, (none went back|[0-9]+ backward, worst [0-9]+ ticks \(([0-9]+ ns|ns unknown: no frequency)\), CPU [0-9]+ -> [0-9]+)$'
 if [ "$(nproc)" -ge 2 ]; then

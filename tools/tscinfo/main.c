@@ -427,9 +427,12 @@ int main(int argc, char **argv)
 	if (cfg.cross_cpu) {
 		if (tsc_xcpu_check(t, cfg.xcpu_ms, &r.xcpu, sizeof(r.xcpu)) == 0)
 			r.have_xcpu = true;
-		else if ((r.xcpu_err = errno) && cfg.format != FMT_TEXT)
-			tool_warn("cross-CPU check not made: %s", r.xcpu_err == ENODEV ?
-				  "RDTSC may not be executed in this process" : strerror(r.xcpu_err));
+		else
+			r.xcpu_err = errno;
+		/* The text and the log line say it; JSON's null and the
+		 * metrics left out do not say why. */
+		if (xcpu_unmeasured(&r) && (cfg.format == FMT_JSON || cfg.format == FMT_PROMETHEUS))
+			tool_warn("cross-CPU check not measured: %s", xcpu_unmeasured(&r));
 	}
 	rc = collect(t, &r);
 	tsc_close(t);
@@ -444,7 +447,7 @@ int main(int argc, char **argv)
 	else if (cfg.format == FMT_PROMETHEUS)
 		print_prometheus(out.f, &r);
 	else if (cfg.format == FMT_LOG)
-		print_log(out.f, "state", &r.info, &r.freq, &r.cost, r.reasons, r.nreasons, false);
+		print_log_report(out.f, &r);
 	else
 		print_text(out.f, &r);
 	if (out_close(&out))

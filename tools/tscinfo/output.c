@@ -117,7 +117,7 @@ static void why_text(FILE *f, const struct report *r)
 /* The worst cross-CPU step in ns: by libtsc's factors, else by the best
  * frequency known.  false when neither is known: libtsc's worst_ns is
  * then 0, which is no measurement. */
-static bool xcpu_worst_ns(const struct report *r, uint64_t *ns)
+bool xcpu_worst_ns(const struct report *r, uint64_t *ns)
 {
 	uint64_t ticks = r->xcpu.worst_ticks;
 
@@ -132,9 +132,19 @@ static bool xcpu_worst_ns(const struct report *r, uint64_t *ns)
 	return false;
 }
 
-/* --cross-cpu: what was seen, or why nothing was.  One CPU in the
- * affinity set (taskset -c 0) has none to compare with: its reads
- * prove nothing across CPUs. */
+/* One CPU in the affinity set (taskset -c 0) has none to compare
+ * with: its reads prove nothing across CPUs. */
+const char *xcpu_unmeasured(const struct report *r)
+{
+	if (!r->have_xcpu)
+		return r->xcpu_err == ENODEV ? "RDTSC may not be executed in this process" :
+		       strerror(r->xcpu_err);
+	if (r->xcpu.cpus < 2)
+		return "one CPU in this process's affinity set, no other to compare it with";
+	return NULL;
+}
+
+/* --cross-cpu: what was seen, or why nothing was. */
 static void xcpu_text(FILE *f, const struct report *r)
 {
 	const struct tsc_xcpu_result *x = &r->xcpu;
@@ -143,14 +153,8 @@ static void xcpu_text(FILE *f, const struct report *r)
 	if (!r->cfg->cross_cpu)
 		return;
 	fprintf(f, "cross-CPU check:      ");
-	if (!r->have_xcpu) {
-		fprintf(f, "not measured: %s\n", r->xcpu_err == ENODEV ?
-			"RDTSC may not be executed in this process" : strerror(r->xcpu_err));
-		return;
-	}
-	if (x->cpus < 2) {
-		fprintf(f, "not measured: one CPU in this process's affinity set, no other "
-			"to compare it with\n");
+	if (xcpu_unmeasured(r)) {
+		fprintf(f, "not measured: %s\n", xcpu_unmeasured(r));
 		return;
 	}
 	fprintf(f, "%u CPUs, %llu reads, ", x->cpus, (unsigned long long)x->reads);

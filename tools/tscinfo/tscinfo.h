@@ -79,6 +79,12 @@ void print_prometheus(FILE *f, const struct report *r);
 /* One "tscinfo: EVENT key=value ..." line; stepped: add step_ns. */
 void print_log(FILE *f, const char *event, const struct tsc_info *i, const struct freq *fr,
 	       const struct cost *c, const struct tsc_reason *rs, int nreasons, bool stepped);
+/* The one-shot report's line: print_log()'s, and --cross-cpu's keys. */
+void print_log_report(FILE *f, const struct report *r);
+/* --cross-cpu: NULL when it measured (two CPUs or more), else why not. */
+const char *xcpu_unmeasured(const struct report *r);
+/* Its worst step back in ns, if a frequency or factors are known. */
+bool xcpu_worst_ns(const struct report *r, uint64_t *ns);
 /* Unknown is a word in text, null in JSON: helpers for both. */
 void json_u64_or_null(FILE *f, bool known, unsigned long long v);
 /* Both clock_gettime costs were measured. */
