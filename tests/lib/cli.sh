@@ -330,7 +330,8 @@ done
 # around it, in the text and the JSON.
 for r in "$TSC_TEST_VARIANTS"/*/ "$TSC_TEST_SYSROOTS"/*/; do
 	{ "$ti" --sysroot "$r" 2> /dev/null |
-		grep -E '\(from [a-z0-9]+-[a-z0-9-]+[,)]|from perf \(|^TSC frequency:.*"'
+		grep -E '\((from )?[a-z0-9]+-[a-z0-9-]+[,)]|from perf \(|^TSC frequency:.*"'
+	"$ti" --watch --timeout 0.1 --sysroot "$r" 2> /dev/null | grep -E '\([a-z0-9]+-[a-z0-9-]+\)'
 	"$ti" --json --sysroot "$r" 2> /dev/null | grep '"tsc_khz_detail": "\\"'
 	} | sed "s|^|$(basename "$r"): |"
 done > /tmp/cli.$$.codes

@@ -267,8 +267,8 @@ static void watch_line(struct tsc *t, const struct cfg *cfg, const struct freq_f
 			printf("tsc_stable unknown, ");
 		printf("clock_gettime %s, ", kind);
 		if (n->src)
-			printf("ns = ticks * %llu >> %u (%s)", (unsigned long long)n->mult,
-			       n->shift, tsc_src_name(n->src));
+			printf("ns = ticks * %llu >> %u (from %s)", (unsigned long long)n->mult,
+			       n->shift, src_words(n->src));
 		else
 			printf("no conversion factors");
 		if (!first && n->switches != o->switches)

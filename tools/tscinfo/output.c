@@ -257,8 +257,8 @@ void print_text(FILE *f, const struct report *r)
 	else
 		fprintf(f, "vDSO TSC calls:       %s\n", i->vdso_tsc ? "yes" : "no");
 	if (i->src)
-		fprintf(f, "conversion:           ns = ticks * %llu >> %u (%s)\n",
-			(unsigned long long)i->mult, i->shift, tsc_src_name(i->src));
+		fprintf(f, "conversion:           ns = ticks * %llu >> %u (from %s)\n",
+			(unsigned long long)i->mult, i->shift, src_words(i->src));
 	else
 		fprintf(f, "conversion:           none (no conversion factors)\n");
 	fprintf(f, "ordered reads:        %s\n", i->rdtscp ? "RDTSCP" : "LFENCE;RDTSC");

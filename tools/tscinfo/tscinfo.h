@@ -87,6 +87,12 @@ const char *xcpu_unmeasured(const struct report *r);
 bool xcpu_worst_ns(const struct report *r, uint64_t *ns);
 /* Unknown is a word in text, null in JSON: helpers for both. */
 void json_u64_or_null(FILE *f, bool known, unsigned long long v);
+/* Where libtsc's factors came from, in words for the text. */
+static inline const char *src_words(enum tsc_src s)
+{
+	return freq_src_words(tsc_src_name(s)) ? freq_src_words(tsc_src_name(s)) :
+	       tsc_src_name(s);
+}
 /* Both clock_gettime costs were measured. */
 bool measured_gettime(const struct cost *c);
 int read_user_traps(const char *sysroot, uint64_t *out);
