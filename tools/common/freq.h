@@ -74,8 +74,9 @@ static inline const char *freq_src_words(const char *src)
 }
 
 /* "2694861 kHz (from ...)", or "unknown (why)", and a newline: the same
- * words in every tool, the source in words, never its code.  Inline, so that a test that links a tool's
- * output code alone (tests/metrics) needs nothing more. */
+ * words in every tool, the source in words, never its code.  Inline, so
+ * that a test that links a tool's output code alone (tests/metrics)
+ * needs nothing more. */
 static inline void freq_print(FILE *f, const struct freq *fr)
 {
 	if (!fr->khz)
