@@ -55,5 +55,8 @@ sh "$d/tsc-capture-sysroot" > "$d/o" 2>&1
 [ $? = 2 ] && grep -q "^usage: tsc-capture-sysroot DIR" "$d/o" || no "no DIR: not exit 2 with usage"
 sh "$d/tsc-capture-sysroot" --help > "$d/o" 2>&1 || no "--help: exit $?"
 grep -q "^usage: tsc-capture-sysroot DIR" "$d/o" || no "--help: no usage"
+# Its every message under the name it was run as.
+TSCINFO=$TSCINFO sh "$d/tsc-capture-sysroot" "$d/named" > "$d/o" 2>&1
+[ "$(cat "$d/o")" = "tsc-capture-sysroot: $d/named" ] || no "a capture says: $(cat "$d/o")"
 rm -rf "$d"
 exit $fail

@@ -110,6 +110,28 @@ assert x is None or sys.argv[1] != "one", ("one CPU: cross_cpu is not null", x)
 assert x is None or not [k for k, v in x.items() if v in (-1, 2**64 - 1)], x
 assert x is None or x["backward"] or x["worst_ns"] is None, x' "$cpus" ||
 		no "--cross-cpu --json, $name: a placeholder in cross_cpu, or not null on one CPU"
+	# The log line and the metrics say what the text says: its keys
+	# last, or not_measured and the same why; the CPUs as gauges, or
+	# none and the why on stderr.
+	"$@" "$ti" -x50 --no-cost --format=log > /tmp/cli.$$.log 2>&1
+	"$@" "$ti" -x50 --no-cost --format=prometheus > /tmp/cli.$$.prom 2> /tmp/cli.$$.err
+	echo "# --cross-cpu --format=log, $name: ...$(sed 's/.*why_codes=[^ ]*//' /tmp/cli.$$.log)"
+	case $line in
+	*"not measured: "*)
+		why=${line#*not measured: }
+		grep -q " cross_cpu=not_measured cross_cpu_why=\"$why\"\$" /tmp/cli.$$.log ||
+			no "--cross-cpu --format=log, $name: no 'cross_cpu=not_measured cross_cpu_why=\"$why\"' at the end"
+		! grep -q '^tsc_cross_cpu' /tmp/cli.$$.prom && grep -q "not measured: $why" /tmp/cli.$$.err ||
+			no "--cross-cpu --format=prometheus, $name: not measured, yet metrics or no why on stderr" ;;
+	*)
+		n=$(echo "$line" | sed -E 's/^cross-CPU check: *([0-9]+) CPUs.*/\1/')
+		grep -qE " cross_cpu=(ok|backward) cross_cpu_cpus=$n cross_cpu_reads=[0-9]+ cross_cpu_backward=[0-9]+( cross_cpu_worst_ticks=[0-9]+( cross_cpu_worst_ns=[0-9]+)?( cross_cpu_from=[0-9]+ cross_cpu_to=[0-9]+)?)?\$" \
+			/tmp/cli.$$.log || no "--cross-cpu --format=log, $name: no cross_cpu keys for $n CPUs at the end"
+		grep -qx "tsc_cross_cpu_cpus $n" /tmp/cli.$$.prom &&
+			grep -qE '^tsc_cross_cpu_reads [1-9][0-9]*$' /tmp/cli.$$.prom &&
+			grep -qE '^tsc_cross_cpu_backward_reads [0-9]+$' /tmp/cli.$$.prom ||
+			no "--cross-cpu --format=prometheus, $name: no tsc_cross_cpu_{cpus,reads,backward_reads}" ;;
+	esac
 }
 measured='^[0-9]+ CPUs, [0-9]+ reads, (none went back|[0-9]+ backward, worst [0-9]+ ticks \(([0-9]+ ns|ns unknown: no frequency)\), CPU [0-9]+ -> [0-9]+)$'
 if [ "$(nproc)" -ge 2 ]; then
@@ -202,14 +224,18 @@ assert (d["tsc_khz"], d["tsc_khz_source"]) == (int(sys.argv[1]), sys.argv[2]), d
 		grep -qx "tsc_frequency_source_info{source=\"$3\"} 1" /tmp/cli.$$.prom ||
 		no "$1: the metrics do not say $2 kHz from $3: $(grep '^tsc_freq' /tmp/cli.$$.prom)"
 }
-freq freq-cpuid15 2092800 cpuid-15h "cpuid-15h, the crystal's frequency times its ratio"
+freq freq-cpuid15 2092800 cpuid-15h "CPUID leaf 0x15, the crystal's frequency times its ratio"
 freq freq-cpuid16 2100000 cpuid-16h \
-	"cpuid-16h, the processor's base frequency, which the TSC runs at on most CPUs; not promised"
-freq freq-hypervisor 2096015 cpuid-hypervisor "cpuid-hypervisor, CPUID 0x40000010, the hypervisor's word"
+	"CPUID leaf 0x16, the processor's base frequency, which the TSC runs at on most CPUs; not promised"
+freq freq-hypervisor 2096015 cpuid-hypervisor "CPUID leaf 0x40000010, the hypervisor's word"
 freq freq-kernel-log 2096015 kernel-log \
-	'the kernel log: "[0.000000] tsc: Detected 2096.015 MHz processor"'
-freq freq-all 2096015 kernel-log 'the kernel log: "[0.000000] tsc: Detected 2096.015 MHz processor"'
-freq freq-no-kernel-log 2092800 cpuid-15h "cpuid-15h, the crystal's frequency times its ratio"
+	'the kernel log: [0.000000] tsc: Detected 2096.015 MHz processor'
+freq freq-all 2096015 kernel-log 'the kernel log: [0.000000] tsc: Detected 2096.015 MHz processor'
+freq freq-no-kernel-log 2092800 cpuid-15h "CPUID leaf 0x15, the crystal's frequency times its ratio"
+# The live machine's figure kept in the dump (tsckit/live-state): where
+# it came from in words, not "live-state" and a code.
+freq captured-perf 2596098 live-state \
+	"the dump's machine at capture, by perf_event's time_mult and time_shift"
 
 # Every output mode on a dump with every fact missing: an unknown is a
 # word in text and null in JSON, never a placeholder (-1, 0, "none", "?").
@@ -237,9 +263,26 @@ done
 import json, sys
 d = json.load(sys.stdin)
 for k in ("tsc_khz", "tsc_khz_source", "error_bound_ppb", "calibration_ns", "conversion",
-          "clocksource", "tsc_stable", "clock_gettime", "clock_gettime_from", "tsc_user",
-          "cost_ns", "kernel_log"):
+          "clocksource", "clocksource_is_tsc", "kernel_series", "tsc_stable", "vdso_tsc_calls",
+          "clock_gettime", "clock_gettime_from", "rdtsc_trapped", "tsc_user", "cost_ns",
+          "kernel_log"):
     assert d[k] is None, (k, d[k])' || no "--json on a dump without facts: an unknown is not null"
+# ... and no "no" for what the dump does not tell: whether its kernel has
+# the series (no sysfs at all), traps RDTSC, has the vDSO's TSC calls.
+"$ti" --sysroot "$e" > /tmp/cli.$$.out
+grep -E '^(kernel tsckit series|user RDTSC trapped|vDSO TSC calls): +no' /tmp/cli.$$.out |
+	sed 's/^/# /' | grep . && no "text on a dump without facts: 'no' for an unknown"
+for f in "kernel tsckit series" "user RDTSC trapped" "vDSO TSC calls"; do
+	grep -q "^$f: *unknown (" /tmp/cli.$$.out || no "text on a dump without facts: $f not 'unknown (why)'"
+done
+"$ti" --format=prometheus --sysroot "$e" | grep -q '^tsc_kernel_series' &&
+	no "--format=prometheus on a dump without facts: tsc_kernel_series, not left out"
+# A stock kernel's dump tells all three: no, false, 0.
+"$ti" --sysroot "$TSC_TEST_SYSROOTS/host-debian12" > /tmp/cli.$$.out
+grep -q '^kernel tsckit series: no$' /tmp/cli.$$.out &&
+	grep -q '^user RDTSC trapped: *no (stock kernel' /tmp/cli.$$.out &&
+	grep -q '^vDSO TSC calls: *no$' /tmp/cli.$$.out ||
+	no "host-debian12: the series, the trap, the vDSO calls are not a plain no"
 "$ti" --watch --json --timeout 0.2 --sysroot "$e" | python3 -c '
 import json, sys
 d = json.loads(sys.stdin.readline())
@@ -282,12 +325,17 @@ d = json.load(sys.stdin)
 assert d["tsc_khz_source"] == sys.argv[1], d["tsc_khz_source"]' "$code" ||
 		no "$name: the JSON's tsc_khz_source is not $code"
 done
-# No source by its code in any text report: a code is not words.
+# No source by its code in any text report: a code is not words.  The
+# frequency's details are words too, the kernel's line without quotes
+# around it, in the text and the JSON.
 for r in "$TSC_TEST_VARIANTS"/*/ "$TSC_TEST_SYSROOTS"/*/; do
-	"$ti" --sysroot "$r" 2> /dev/null | grep -E '\(from [a-z0-9]+-[a-z0-9-]+\)' |
-		sed "s|^|$(basename "$r"): |"
+	{ "$ti" --sysroot "$r" 2> /dev/null |
+		grep -E '\((from )?[a-z0-9]+-[a-z0-9-]+[,)]|from perf \(|^TSC frequency:.*"'
+	"$ti" --watch --timeout 0.1 --sysroot "$r" 2> /dev/null | grep -E '\([a-z0-9]+-[a-z0-9-]+\)'
+	"$ti" --json --sysroot "$r" 2> /dev/null | grep '"tsc_khz_detail": "\\"'
+	} | sed "s|^|$(basename "$r"): |"
 done > /tmp/cli.$$.codes
-[ ! -s /tmp/cli.$$.codes ] || no "sources named by their code: $(head -3 /tmp/cli.$$.codes)"
+[ ! -s /tmp/cli.$$.codes ] || no "sources named by their code, or quoted: $(head -3 /tmp/cli.$$.codes)"
 
 # --output: the report in the file, nothing on stdout, the exit status kept.
 "$ti" -J --sysroot "$pg" --output /tmp/cli.$$.json > /tmp/cli.$$.out; rc=$?

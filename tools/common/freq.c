@@ -99,7 +99,7 @@ void freq_best(const struct tsc_info *i, const struct freq_facts *ff, struct fre
 	if (plausible(k->khz)) {
 		out->khz = k->khz;
 		out->src = "kernel-log";
-		snprintf(out->how, sizeof(out->how), "\"%s\"", k->khz_line);
+		snprintf(out->how, sizeof(out->how), "%s", k->khz_line);
 		return;
 	}
 	if (plausible(ff->cpuid15_khz)) {
@@ -111,7 +111,7 @@ void freq_best(const struct tsc_info *i, const struct freq_facts *ff, struct fre
 	if (plausible(ff->cpuid_hv_khz)) {
 		out->khz = ff->cpuid_hv_khz;
 		out->src = "cpuid-hypervisor";
-		snprintf(out->how, sizeof(out->how), "CPUID 0x40000010, the hypervisor's word");
+		snprintf(out->how, sizeof(out->how), "the hypervisor's word");
 		return;
 	}
 	if (plausible(ff->cpuid16_mhz * 1000)) {

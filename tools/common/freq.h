@@ -59,6 +59,11 @@ static inline const char *freq_src_words(const char *src)
 		{ "perf", "perf_event's time_mult and time_shift" },
 		{ "sysfs-khz", "the kernel's tsc0/tsc_khz" },
 		{ "cpu0-tsc-freq-khz", "cpu0/tsc_freq_khz" },
+		{ "kernel-log", "the kernel log" },
+		{ "cpuid-15h", "CPUID leaf 0x15" },
+		{ "cpuid-hypervisor", "CPUID leaf 0x40000010" },
+		{ "cpuid-16h", "CPUID leaf 0x16" },
+		{ "live-state", "the dump's machine at capture" },
 	};
 	size_t i;
 
@@ -69,22 +74,20 @@ static inline const char *freq_src_words(const char *src)
 }
 
 /* "2694861 kHz (from ...)", or "unknown (why)", and a newline: the same
- * words in every tool.  Inline, so that a test that links a tool's
- * output code alone (tests/metrics) needs nothing more. */
+ * words in every tool, the source in words, never its code.  Inline, so
+ * that a test that links a tool's output code alone (tests/metrics)
+ * needs nothing more. */
 static inline void freq_print(FILE *f, const struct freq *fr)
 {
 	if (!fr->khz)
 		fprintf(f, "unknown (%s)\n", fr->how);
-	else if (!strcmp(fr->src, "kernel-log"))
-		fprintf(f, "%llu kHz (from the kernel log: %s)\n", (unsigned long long)fr->khz,
-			fr->how);
 	else if (*fr->how)
-		fprintf(f, "%llu kHz (from %s, %s)\n", (unsigned long long)fr->khz, fr->src, fr->how);
-	else if (freq_src_words(fr->src))
-		fprintf(f, "%llu kHz (from %s)\n", (unsigned long long)fr->khz,
-			freq_src_words(fr->src));
+		fprintf(f, "%llu kHz (from %s%s%s)\n", (unsigned long long)fr->khz,
+			freq_src_words(fr->src) ? freq_src_words(fr->src) : fr->src,
+			!strcmp(fr->src, "kernel-log") ? ": " : ", ", fr->how);
 	else
-		fprintf(f, "%llu kHz (from %s)\n", (unsigned long long)fr->khz, fr->src);
+		fprintf(f, "%llu kHz (from %s)\n", (unsigned long long)fr->khz,
+			freq_src_words(fr->src) ? freq_src_words(fr->src) : fr->src);
 }
 
 #endif

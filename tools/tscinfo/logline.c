@@ -65,8 +65,38 @@ static void blocking(FILE *f, const char *key, const struct tsc_reason *rs, int 
 		kv(f, key, buf);
 }
 
-void print_log(FILE *f, const char *event, const struct tsc_info *i, const struct freq *fr,
-	       const struct cost *c, const struct tsc_reason *rs, int nreasons, bool stepped)
+/* --cross-cpu, after every other key: cross_cpu=ok (no read went back),
+ * backward (and the worst step), or not_measured and why. */
+static void xcpu_keys(FILE *f, const struct report *r)
+{
+	const struct tsc_xcpu_result *x = &r->xcpu;
+	uint64_t ns;
+
+	if (!r->cfg->cross_cpu)
+		return;
+	if (xcpu_unmeasured(r)) {
+		kv(f, "cross_cpu", "not_measured");
+		kv(f, "cross_cpu_why", xcpu_unmeasured(r));
+		return;
+	}
+	kv(f, "cross_cpu", x->backward ? "backward" : "ok");
+	kv_num(f, "cross_cpu_cpus", x->cpus);
+	kv_num(f, "cross_cpu_reads", (long long)x->reads);
+	kv_num(f, "cross_cpu_backward", (long long)x->backward);
+	if (!x->backward)
+		return;
+	kv_num(f, "cross_cpu_worst_ticks", (long long)x->worst_ticks);
+	if (xcpu_worst_ns(r, &ns))
+		kv_num(f, "cross_cpu_worst_ns", (long long)ns);
+	if (x->worst_from_cpu >= 0 && x->worst_to_cpu >= 0) {
+		kv_num(f, "cross_cpu_from", x->worst_from_cpu);
+		kv_num(f, "cross_cpu_to", x->worst_to_cpu);
+	}
+}
+
+static void log_line(FILE *f, const char *event, const struct tsc_info *i, const struct freq *fr,
+		     const struct cost *c, const struct tsc_reason *rs, int nreasons,
+		     bool stepped, const struct report *r)
 {
 	const char *how;
 
@@ -94,5 +124,18 @@ void print_log(FILE *f, const char *event, const struct tsc_info *i, const struc
 	/* why_codes came in 0.5.0: last, so that the keys before keep their order. */
 	blocking(f, "why", rs, nreasons, false);
 	blocking(f, "why_codes", rs, nreasons, true);
+	if (r)
+		xcpu_keys(f, r);
 	fputc('\n', f);
+}
+
+void print_log(FILE *f, const char *event, const struct tsc_info *i, const struct freq *fr,
+	       const struct cost *c, const struct tsc_reason *rs, int nreasons, bool stepped)
+{
+	log_line(f, event, i, fr, c, rs, nreasons, stepped, NULL);
+}
+
+void print_log_report(FILE *f, const struct report *r)
+{
+	log_line(f, "state", &r->info, &r->freq, &r->cost, r->reasons, r->nreasons, false, r);
 }

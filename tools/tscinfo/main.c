@@ -157,6 +157,27 @@ static bool cannot_tell(const struct report *r)
 	return block > 0;
 }
 
+/* What a dump does not tell (a live machine always has its sysfs, and
+ * its vDSO or none): whether the kernel has the series, without the
+ * dump's sys/devices/system; whether the vDSO has the TSC calls, without
+ * a vDSO image libtsc could read (its note, code "vdso"). */
+static void dump_unknowns(struct report *r)
+{
+	char path[4096 + 32];
+	struct stat st;
+	int n;
+
+	if (!r->cfg->sysroot)
+		return;
+	snprintf(path, sizeof(path), "%s/sys/devices/system", r->cfg->sysroot);
+	r->series_unknown = !r->info.kernel_series && (stat(path, &st) || !S_ISDIR(st.st_mode));
+	for (n = 0; n < r->nreasons && !r->info.vdso_tsc; n++)
+		if (!strcmp(r->reasons[n].code, "vdso")) {
+			r->vdso_unknown = true;
+			r->vdso_why = r->reasons[n].text;
+		}
+}
+
 static int collect(struct tsc *t, struct report *r)
 {
 	if (tsc_get_info(t, &r->info, sizeof(r->info)) < 0)
@@ -164,14 +185,18 @@ static int collect(struct tsc *t, struct report *r)
 	r->nreasons = tsc_reasons(t, r->reasons, 64);
 	if (r->nreasons > 64)
 		r->nreasons = 64;
+	if (r->nreasons > 0)
+		dump_unknowns(r);
 	r->have_traps = !read_user_traps(r->cfg->sysroot, &r->user_traps);
 	freq_best(&r->info, &r->ff, &r->freq);
 	captured_read(r->cfg->sysroot, &r->captured);
 	if (!r->freq.khz && r->captured.khz >= 1000) {
 		r->freq.khz = r->captured.khz;
 		r->freq.src = "live-state";
-		snprintf(r->freq.how, sizeof(r->freq.how), "the live machine's at capture, from %s",
-			 *r->captured.khz_src ? r->captured.khz_src : "an unnamed source");
+		snprintf(r->freq.how, sizeof(r->freq.how), "by %s",
+			 !*r->captured.khz_src ? "a source it did not name" :
+			 freq_src_words(r->captured.khz_src) ?
+			 freq_src_words(r->captured.khz_src) : r->captured.khz_src);
 	}
 	r->dump_cannot_tell = cannot_tell(r);
 	return r->nreasons < 0 ? r->nreasons : 0;
@@ -242,8 +267,8 @@ static void watch_line(struct tsc *t, const struct cfg *cfg, const struct freq_f
 			printf("tsc_stable unknown, ");
 		printf("clock_gettime %s, ", kind);
 		if (n->src)
-			printf("ns = ticks * %llu >> %u (%s)", (unsigned long long)n->mult,
-			       n->shift, tsc_src_name(n->src));
+			printf("ns = ticks * %llu >> %u (from %s)", (unsigned long long)n->mult,
+			       n->shift, src_words(n->src));
 		else
 			printf("no conversion factors");
 		if (!first && n->switches != o->switches)
@@ -402,9 +427,12 @@ int main(int argc, char **argv)
 	if (cfg.cross_cpu) {
 		if (tsc_xcpu_check(t, cfg.xcpu_ms, &r.xcpu, sizeof(r.xcpu)) == 0)
 			r.have_xcpu = true;
-		else if ((r.xcpu_err = errno) && cfg.format != FMT_TEXT)
-			tool_warn("cross-CPU check not made: %s", r.xcpu_err == ENODEV ?
-				  "RDTSC may not be executed in this process" : strerror(r.xcpu_err));
+		else
+			r.xcpu_err = errno;
+		/* The text and the log line say it; JSON's null and the
+		 * metrics left out do not say why. */
+		if (xcpu_unmeasured(&r) && (cfg.format == FMT_JSON || cfg.format == FMT_PROMETHEUS))
+			tool_warn("cross-CPU check not measured: %s", xcpu_unmeasured(&r));
 	}
 	rc = collect(t, &r);
 	tsc_close(t);
@@ -419,7 +447,7 @@ int main(int argc, char **argv)
 	else if (cfg.format == FMT_PROMETHEUS)
 		print_prometheus(out.f, &r);
 	else if (cfg.format == FMT_LOG)
-		print_log(out.f, "state", &r.info, &r.freq, &r.cost, r.reasons, r.nreasons, false);
+		print_log_report(out.f, &r);
 	else
 		print_text(out.f, &r);
 	if (out_close(&out))

@@ -48,13 +48,13 @@ bool reason_repeats(const struct tsc_reason *rs, int n)
 }
 
 /* Is user RDTSC trapped?  no / emulate / sigsegv / unknown */
-const char *trap_kind(const struct tsc_info *i)
+const char *trap_kind(const struct tsc_info *i, bool series_unknown)
 {
 	if (i->prctl_tsc == PR_TSC_SIGSEGV || i->tsc_user == 2)
 		return "sigsegv";
 	if (i->tsc_user == 1)
 		return "emulate";
-	if (i->tsc_user == 0 || !i->kernel_series)
+	if (i->tsc_user == 0 || (!i->kernel_series && !series_unknown))
 		return "no";
 	return "unknown";
 }
@@ -117,7 +117,7 @@ static void why_text(FILE *f, const struct report *r)
 /* The worst cross-CPU step in ns: by libtsc's factors, else by the best
  * frequency known.  false when neither is known: libtsc's worst_ns is
  * then 0, which is no measurement. */
-static bool xcpu_worst_ns(const struct report *r, uint64_t *ns)
+bool xcpu_worst_ns(const struct report *r, uint64_t *ns)
 {
 	uint64_t ticks = r->xcpu.worst_ticks;
 
@@ -132,9 +132,19 @@ static bool xcpu_worst_ns(const struct report *r, uint64_t *ns)
 	return false;
 }
 
-/* --cross-cpu: what was seen, or why nothing was.  One CPU in the
- * affinity set (taskset -c 0) has none to compare with: its reads
- * prove nothing across CPUs. */
+/* One CPU in the affinity set (taskset -c 0) has none to compare
+ * with: its reads prove nothing across CPUs. */
+const char *xcpu_unmeasured(const struct report *r)
+{
+	if (!r->have_xcpu)
+		return r->xcpu_err == ENODEV ? "RDTSC may not be executed in this process" :
+		       strerror(r->xcpu_err);
+	if (r->xcpu.cpus < 2)
+		return "one CPU in this process's affinity set, no other to compare it with";
+	return NULL;
+}
+
+/* --cross-cpu: what was seen, or why nothing was. */
 static void xcpu_text(FILE *f, const struct report *r)
 {
 	const struct tsc_xcpu_result *x = &r->xcpu;
@@ -143,14 +153,8 @@ static void xcpu_text(FILE *f, const struct report *r)
 	if (!r->cfg->cross_cpu)
 		return;
 	fprintf(f, "cross-CPU check:      ");
-	if (!r->have_xcpu) {
-		fprintf(f, "not measured: %s\n", r->xcpu_err == ENODEV ?
-			"RDTSC may not be executed in this process" : strerror(r->xcpu_err));
-		return;
-	}
-	if (x->cpus < 2) {
-		fprintf(f, "not measured: one CPU in this process's affinity set, no other "
-			"to compare it with\n");
+	if (xcpu_unmeasured(r)) {
+		fprintf(f, "not measured: %s\n", xcpu_unmeasured(r));
 		return;
 	}
 	fprintf(f, "%u CPUs, %llu reads, ", x->cpus, (unsigned long long)x->reads);
@@ -194,7 +198,7 @@ static void calib_text(FILE *f, const struct report *r)
 	fprintf(f, "calibrated:           ");
 	if (i->src != TSC_SRC_CALIBRATION || !i->mult || i->err_ppb == UINT64_MAX) {
 		/* libtsc's note says only that no factors are needed then. */
-		if (!strcmp(trap_kind(i), "sigsegv"))
+		if (!strcmp(trap_kind(i, r->series_unknown), "sigsegv"))
 			why = "RDTSC may not be executed in this process";
 		else
 			for (n = 0; n < r->nreasons; n++)
@@ -217,7 +221,7 @@ static void calib_text(FILE *f, const struct report *r)
 void print_text(FILE *f, const struct report *r)
 {
 	const struct tsc_info *i = &r->info;
-	const char *trap = trap_kind(i);
+	const char *trap = trap_kind(i, r->series_unknown);
 	int n;
 
 	fprintf(f, "RDTSC usable:         %s\n", usable_text(r));
@@ -225,7 +229,9 @@ void print_text(FILE *f, const struct report *r)
 		fprintf(f, "at capture, live:     %s%s%s (tsckit/live-state: a dump does not "
 			"keep perf's factors or a calibration)\n",
 			r->captured.usable ? "yes" : "no",
-			*r->captured.conversion ? ", factors from " : "", r->captured.conversion);
+			*r->captured.conversion ? ", factors from " : "",
+			freq_src_words(r->captured.conversion) ?
+			freq_src_words(r->captured.conversion) : r->captured.conversion);
 	why_text(f, r);
 	gettime_text(f, r);
 	fprintf(f, "TSC frequency:        ");
@@ -236,15 +242,23 @@ void print_text(FILE *f, const struct report *r)
 		!strcmp(trap, "sigsegv") ? "yes: RDTSC raises SIGSEGV" :
 		!strcmp(trap, "emulate") ? "yes: emulated by the kernel (slow, logged)" :
 		!strcmp(trap, "no") ? (i->kernel_series ? "no (kernel.tsc_user=0)" :
-				       "no (stock kernel: no trap policy)") : "unknown");
+				       "no (stock kernel: no trap policy)") :
+		r->series_unknown ? "unknown (the dump has no kernel.tsc_user, nor the sysfs "
+		"that tells a stock kernel)" : "unknown");
 	if (i->vdso_tsc && i->vdso_raw == -ENODEV && cs_is_tsc(i->clocksource))
 		fprintf(f, "                      the vDSO refuses the TSC while the clocksource is %s\n",
 			i->clocksource);
-	fprintf(f, "kernel tsckit series: %s\n", i->kernel_series ? "yes" : "no");
-	fprintf(f, "vDSO TSC calls:       %s\n", i->vdso_tsc ? "yes" : "no");
+	fprintf(f, "kernel tsckit series: %s\n", i->kernel_series ? "yes" :
+		r->series_unknown ? "unknown (the dump has no /sys/devices/system)" : "no");
+	if (r->vdso_unknown)
+		fprintf(f, "vDSO TSC calls:       unknown (%s)\n",
+			!strcmp(r->vdso_why, "vDSO: none found") ? "the dump has no vDSO image" :
+			r->vdso_why);
+	else
+		fprintf(f, "vDSO TSC calls:       %s\n", i->vdso_tsc ? "yes" : "no");
 	if (i->src)
-		fprintf(f, "conversion:           ns = ticks * %llu >> %u (%s)\n",
-			(unsigned long long)i->mult, i->shift, tsc_src_name(i->src));
+		fprintf(f, "conversion:           ns = ticks * %llu >> %u (from %s)\n",
+			(unsigned long long)i->mult, i->shift, src_words(i->src));
 	else
 		fprintf(f, "conversion:           none (no conversion factors)\n");
 	fprintf(f, "ordered reads:        %s\n", i->rdtscp ? "RDTSCP" : "LFENCE;RDTSC");
@@ -327,18 +341,22 @@ void print_json(FILE *f, const struct report *r)
 		fprintf(f, "null");
 	fprintf(f, ",\n  \"clocksource\": ");
 	json_str(f, *i->clocksource ? i->clocksource : NULL);
-	fprintf(f, ",\n  \"clocksource_is_tsc\": %s", cs_is_tsc(i->clocksource) ? "true" : "false");
-	fprintf(f, ",\n  \"kernel_series\": %s", i->kernel_series ? "true" : "false");
+	fprintf(f, ",\n  \"clocksource_is_tsc\": %s", !*i->clocksource ? "null" :
+		cs_is_tsc(i->clocksource) ? "true" : "false");
+	fprintf(f, ",\n  \"kernel_series\": %s", i->kernel_series ? "true" :
+		r->series_unknown ? "null" : "false");
 	fprintf(f, ",\n  \"tsc_stable\": ");
 	jint_or_null(f, i->tsc_stable);
-	fprintf(f, ",\n  \"vdso_tsc_calls\": %s", i->vdso_tsc ? "true" : "false");
+	fprintf(f, ",\n  \"vdso_tsc_calls\": %s", r->vdso_unknown ? "null" :
+		i->vdso_tsc ? "true" : "false");
 	fprintf(f, ",\n  \"vdso_tsc_raw\": ");
 	if (i->vdso_raw == 1)
 		fprintf(f, "null");
 	else
 		fprintf(f, "%d", i->vdso_raw);
 	fprintf(f, ",\n  \"rdtsc_trapped\": ");
-	json_str(f, strcmp(trap_kind(i), "unknown") ? trap_kind(i) : NULL);
+	json_str(f, strcmp(trap_kind(i, r->series_unknown), "unknown") ?
+		 trap_kind(i, r->series_unknown) : NULL);
 	fprintf(f, ",\n  \"tsc_user\": ");
 	if (i->tsc_user_value >= 0)	/* the kernel's value, also one unknown here */
 		fprintf(f, "%lld", i->tsc_user_value);

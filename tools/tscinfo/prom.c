@@ -106,6 +106,30 @@ static void reasons(FILE *f, const struct report *r)
 	}
 }
 
+/* --cross-cpu: what this run's check saw, as gauges (a new check each
+ * run, not a counter); left out when it measured nothing (one CPU,
+ * RDTSC not allowed: tscinfo says why on stderr). */
+static void xcpu(FILE *f, const struct report *r)
+{
+	const struct tsc_xcpu_result *x = &r->xcpu;
+	uint64_t ns;
+
+	if (!r->cfg->cross_cpu || xcpu_unmeasured(r))
+		return;
+	gauge(f, "tsc_cross_cpu_cpus", "CPUs the cross-CPU check (tscinfo --cross-cpu) "
+	      "read the TSC on.", x->cpus);
+	gauge(f, "tsc_cross_cpu_reads", "TSC reads that check made, each checked against "
+	      "the last read of every other CPU.", x->reads);
+	gauge(f, "tsc_cross_cpu_backward_reads", "Reads of that check that were below "
+	      "the last read of another CPU: 0 when the CPUs' TSCs agree.", x->backward);
+	if (x->backward && xcpu_worst_ns(r, &ns)) {
+		family(f, "tsc_cross_cpu_worst_step_seconds", "gauge",
+		       "The largest step back that check saw, converted by the TSC's "
+		       "frequency (only when there was one).");
+		fprintf(f, "tsc_cross_cpu_worst_step_seconds %.9f\n", ns / 1e9);
+	}
+}
+
 void print_prometheus(FILE *f, const struct report *r)
 {
 	const struct tsc_info *i = &r->info;
@@ -115,9 +139,10 @@ void print_prometheus(FILE *f, const struct report *r)
 	     "version", tsc_version());
 	gauge(f, "tsc_usable", "Whether libtsc reads the TSC directly (1) or falls back "
 	      "to clock_gettime (0).", i->usable);
-	gauge(f, "tsc_kernel_series", "Whether the kernel has the tsckit series' files "
-	      "(without them there is no tsc_stable, tsc_user_policy, tsc_user_traps_total).",
-	      i->kernel_series);
+	if (!r->series_unknown)
+		gauge(f, "tsc_kernel_series", "Whether the kernel has the tsckit series' files "
+		      "(without them there is no tsc_stable, tsc_user_policy, "
+		      "tsc_user_traps_total).", i->kernel_series);
 	if (i->tsc_stable >= 0)
 		gauge(f, "tsc_stable", "Whether the kernel trusts the TSC (tsc0/tsc_stable).",
 		      i->tsc_stable);
@@ -150,4 +175,5 @@ void print_prometheus(FILE *f, const struct report *r)
 		fprintf(f, "tsc_user_traps_total %llu\n", (unsigned long long)r->user_traps);
 	}
 	reasons(f, r);
+	xcpu(f, r);
 }

@@ -49,6 +49,12 @@ struct report {
 	 * the live machine may have had: perf, a calibration (item 9). */
 	bool dump_cannot_tell;
 	struct captured captured;
+	/* Unknown, not "no" (issue 33, item 6): a dump without sysfs
+	 * (sys/devices/system) does not tell whether its kernel has the
+	 * series, or traps RDTSC; one without a vDSO image it can read,
+	 * whether the vDSO has the TSC calls (vdso_why: libtsc's note). */
+	bool series_unknown, vdso_unknown;
+	const char *vdso_why;
 };
 
 /* Where the report goes: stdout, or --output's file (outfile.c). */
@@ -62,7 +68,9 @@ struct outfile {
  * the kernel's word (current_clocksource_vdso), else the costs measured
  * (c may be NULL), else inferred from the clocksource. */
 const char *gettime_kind(const struct tsc_info *i, const struct cost *c, const char **how);
-const char *trap_kind(const struct tsc_info *i);
+/* no / emulate / sigsegv / unknown; series_unknown: whether the kernel
+ * has the series is not known (a dump without sysfs). */
+const char *trap_kind(const struct tsc_info *i, bool series_unknown);
 /* Does a reason before rs[n] have its kind and code? */
 bool reason_repeats(const struct tsc_reason *rs, int n);
 void print_text(FILE *f, const struct report *r);
@@ -71,8 +79,20 @@ void print_prometheus(FILE *f, const struct report *r);
 /* One "tscinfo: EVENT key=value ..." line; stepped: add step_ns. */
 void print_log(FILE *f, const char *event, const struct tsc_info *i, const struct freq *fr,
 	       const struct cost *c, const struct tsc_reason *rs, int nreasons, bool stepped);
+/* The one-shot report's line: print_log()'s, and --cross-cpu's keys. */
+void print_log_report(FILE *f, const struct report *r);
+/* --cross-cpu: NULL when it measured (two CPUs or more), else why not. */
+const char *xcpu_unmeasured(const struct report *r);
+/* Its worst step back in ns, if a frequency or factors are known. */
+bool xcpu_worst_ns(const struct report *r, uint64_t *ns);
 /* Unknown is a word in text, null in JSON: helpers for both. */
 void json_u64_or_null(FILE *f, bool known, unsigned long long v);
+/* Where libtsc's factors came from, in words for the text. */
+static inline const char *src_words(enum tsc_src s)
+{
+	return freq_src_words(tsc_src_name(s)) ? freq_src_words(tsc_src_name(s)) :
+	       tsc_src_name(s);
+}
 /* Both clock_gettime costs were measured. */
 bool measured_gettime(const struct cost *c);
 int read_user_traps(const char *sysroot, uint64_t *out);
