@@ -398,6 +398,14 @@ PY
 wall_goals patched-good measured
 wall_goals stable-0 not
 
+# Every write is checked: a full disk is a runtime error, said on stderr.
+for args in --help --list "-q -d 0.1 --methods rdtsc --threads 0 --opens 0 --cross-cpu 0 --calib-follow 0 --no-progress"; do
+	# shellcheck disable=SC2086
+	"$tb" $args > /dev/full 2> "$d/err"; rc=$?
+	[ "$rc" = 3 ] || no "tscbench $args > /dev/full: exit $rc, want 3"
+	grep -qx "tscbench: write error: No space left on device" "$d/err" ||
+		no "tscbench $args > /dev/full: no 'write error: No space left on device' on stderr"
+done
 # A subset, and the plot when gnuplot is there.
 if command -v gnuplot > /dev/null; then
 	"$tb" -q -d 0.1 --methods rdtsc,tsc_now_ns --threads 0 --opens 0 --cross-cpu 0 \

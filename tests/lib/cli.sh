@@ -42,6 +42,19 @@ expect 2 "not with --sysroot" -x50 --sysroot "$TSC_TEST_VARIANTS/patched-good"
 expect 0 "Usage:" --help
 expect 0 "Usage:" -h
 expect 0 "libtsc" -V
+# Every write is checked: a full disk is a runtime error, said on stderr.
+full() {	# full ARGS...: tscinfo ARGS > /dev/full
+	"$ti" "$@" > /dev/full 2> /tmp/cli.$$.err; rc=$?
+	[ "$rc" = 3 ] || no "tscinfo $* > /dev/full: exit $rc, want 3"
+	grep -qx "tscinfo: write error: No space left on device" /tmp/cli.$$.err ||
+		no "tscinfo $* > /dev/full: no 'write error: No space left on device' on stderr"
+}
+full
+full --help
+full -V
+for f in json prometheus log; do
+	full --format=$f --sysroot "$TSC_TEST_VARIANTS/patched-good"
+done
 expect 1 "RDTSC usable: *no" --sysroot "$TSC_TEST_VARIANTS/stable-0"
 expect 0 "RDTSC usable: *yes" --sysroot "$TSC_TEST_VARIANTS/patched-good"
 expect 2 "needs a directory" --sysroot ""

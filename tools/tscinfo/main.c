@@ -363,7 +363,7 @@ static int dump_vdso(const char *file)
 	return 0;
 }
 
-int main(int argc, char **argv)
+static int run(int argc, char **argv)
 {
 	struct outfile out;
 	struct report r;
@@ -455,4 +455,10 @@ int main(int argc, char **argv)
 	if (r.have_xcpu && r.xcpu.backward)
 		return EXIT_TSC_NO;
 	return r.info.usable ? EXIT_TSC_OK : EXIT_TSC_NO;
+}
+
+int main(int argc, char **argv)
+{
+	tool_buffer_stdout();
+	return tool_exit(run(argc, argv));
 }
