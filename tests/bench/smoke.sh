@@ -43,6 +43,13 @@ for n, m in ms.items():
         assert isinstance(m["reason"], str) and len(m["reason"]) > 10, (n, "no reason")
         assert m["cost"] is None, n
 assert ms["rdtsc"]["available"] and abs(ms["rdtsc"]["cost"]["ratio_to_rdtsc"] - 1) < 1e-9
+# The rows that read the clocksource as clock_gettime(MONOTONIC) does
+# share its note: the vDSO or a system call (issue 33, N).
+cg = ms["clock_gettime_monotonic"]["note"]
+assert cg, "clock_gettime_monotonic: no note"
+for n in ("clock_gettime_monotonic_raw", "clock_gettime_realtime", "clock_gettime_boottime",
+          "clock_gettime_tai", "gettimeofday"):
+    assert ms[n]["note"] == cg, (n, ms[n]["note"], cg)
 for k in ("tool", "version", "config", "host", "libtsc", "drift", "backward", "startup", "goals"):
     assert k in d, k
 # Unknown is null, never a 0 or "none" (issue 33): the frequency, the
