@@ -116,13 +116,18 @@ xcpu() {	# xcpu NAME WANT [PREFIX...]: tscinfo -x50 run by PREFIX
 		no "--cross-cpu, $name: placeholders:"
 		sed 's/^/# /' /tmp/cli.$$.ph
 	fi
+	# Not measured: null, and cross_cpu_why the text's why; else null.
 	"$@" "$ti" -x50 --no-cost --json 2> /dev/null | python3 -c '
 import json, sys
-x = json.load(sys.stdin)["cross_cpu"]
+d = json.load(sys.stdin)
+x, why = d["cross_cpu"], d["cross_cpu_why"]
 assert x is None or sys.argv[1] != "one", ("one CPU: cross_cpu is not null", x)
 assert x is None or not [k for k, v in x.items() if v in (-1, 2**64 - 1)], x
-assert x is None or x["backward"] or x["worst_ns"] is None, x' "$cpus" ||
-		no "--cross-cpu --json, $name: a placeholder in cross_cpu, or not null on one CPU"
+assert x is None or x["backward"] or x["worst_ns"] is None, x
+text = sys.argv[2].split("not measured: ", 1)
+assert why == (text[1] if len(text) == 2 else None), ("cross_cpu_why", why, sys.argv[2])
+assert (x is None) == (why is not None), (x, why)' "$cpus" "$line" ||
+		no "--cross-cpu --json, $name: a placeholder in cross_cpu, not null on one CPU, or cross_cpu_why not the text's why"
 	# The log line and the metrics say what the text says: its keys
 	# last, or not_measured and the same why; the CPUs as gauges, or
 	# none and the why on stderr.
