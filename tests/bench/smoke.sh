@@ -413,6 +413,26 @@ for args in --help --list "-q -d 0.1 --methods rdtsc --threads 0 --opens 0 --cro
 	grep -qx "tscbench: write error: No space left on device" "$d/err" ||
 		no "tscbench $args > /dev/full: no 'write error: No space left on device' on stderr"
 done
+# Where RDTSC may not run, on several CPUs: the cross-CPU check is not
+# measured, and why is said in words, not as an errno's "No such device".
+if [ "$(nproc)" -ge 2 ]; then
+	python3 -c '
+import ctypes, os, sys
+ctypes.CDLL(None).prctl(26, 2, 0, 0, 0)	# PR_SET_TSC, PR_TSC_SIGSEGV
+os.execv(sys.argv[1], sys.argv[1:])' "$tb" -q -d 0.1 --threads 0 --opens 0 --calib-follow 0 \
+		--cross-cpu 50 --methods clock_gettime_monotonic --no-progress \
+		--json="$d/segv.json" > "$d/segv.txt" 2> "$d/segv.err" ||
+		no "no RDTSC, several CPUs: exit $?: $(cat "$d/segv.err")"
+	why='RDTSC raises SIGSEGV in this task (prctl PR_SET_TSC)'
+	grep -qxF "across CPUs: not measured: $why" "$d/segv.txt" ||
+		no "no RDTSC, several CPUs: no 'across CPUs: not measured: $why': $(grep across "$d/segv.txt")"
+	python3 -c 'import json, sys
+x = json.load(open(sys.argv[1]))["backward"]["cross_cpu"]
+assert x == {"error": sys.argv[2]}, x' "$d/segv.json" "$why" ||
+		no "no RDTSC, several CPUs: JSON backward.cross_cpu is not {\"error\": \"$why\"}"
+else
+	echo "# one CPU here: the cross-CPU check where RDTSC may not run not tried"
+fi
 # A subset, and the plot when gnuplot is there.
 if command -v gnuplot > /dev/null; then
 	"$tb" -q -d 0.1 --methods rdtsc,tsc_now_ns --threads 0 --opens 0 --cross-cpu 0 \
