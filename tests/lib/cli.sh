@@ -301,6 +301,35 @@ grep -q '^kernel tsckit series: no$' /tmp/cli.$$.out &&
 	grep -q '^user RDTSC trapped: *no (stock kernel' /tmp/cli.$$.out &&
 	grep -q '^vDSO TSC calls: *no$' /tmp/cli.$$.out ||
 	no "host-debian12: the series, the trap, the vDSO calls are not a plain no"
+# The notes agree with the summary: on the dump that does not tell, no
+# note claims a stock kernel or an untrapped RDTSC; the stock kernel's
+# dump and a live run keep "stock kernel" (issue 33, E).
+"$ti" --verbose --sysroot "$e" > /tmp/cli.$$.out
+grep -nE '^  note .*(\(stock kernel\)|is not trapped)' /tmp/cli.$$.out | sed 's/^/# /' | grep . &&
+	no "--verbose on a dump without facts: a note says what the dump does not tell"
+grep -q '^  note  no kernel.tsc_user in the dump, nor the sysfs that tells a stock kernel: the dump does not tell whether user RDTSC is trapped$' /tmp/cli.$$.out &&
+	grep -q '^  note  no /sys/devices/system/tsc/tsc0: the dump has no /sys/devices/system, so it does not tell whether the kernel is stock$' /tmp/cli.$$.out ||
+	no "--verbose on a dump without facts: no notes that the dump does not tell"
+"$ti" --verbose --sysroot "$TSC_TEST_SYSROOTS/host-debian12" > /tmp/cli.$$.out
+grep -q '^  note  no kernel.tsc_user (stock kernel): user RDTSC is not trapped$' /tmp/cli.$$.out &&
+	grep -q '^  note  no /sys/devices/system/tsc/tsc0 (stock kernel)$' /tmp/cli.$$.out ||
+	no "--verbose on host-debian12: the stock kernel's notes are not 'stock kernel'"
+# Live, where the kernel has no current_clocksource_vdso: once tscinfo
+# measured the calls, no note says that it cannot tell.
+if [ ! -e /sys/devices/system/clocksource/clocksource0/current_clocksource_vdso ]; then
+	"$ti" --verbose > /tmp/cli.$$.out 2>&1
+	if grep -q '^clock_gettime: .*(measured)$' /tmp/cli.$$.out; then
+		grep -q 'cannot tell whether clock_gettime() is a syscall' /tmp/cli.$$.out &&
+			no "live --verbose: clock_gettime measured, yet a note says it cannot tell"
+		grep -q "^  note  no current_clocksource_vdso: the kernel does not say whether clock_gettime() is a syscall; tscinfo measured the calls' cost instead\$" /tmp/cli.$$.out ||
+			no "live --verbose: clock_gettime measured, but no note that tscinfo measured it"
+	else
+		no "live --verbose: clock_gettime not measured"
+	fi
+	"$ti" --verbose --no-cost > /tmp/cli.$$.out 2>&1
+	grep -q '^  note  no current_clocksource_vdso: cannot tell whether clock_gettime() is a syscall$' /tmp/cli.$$.out ||
+		no "live --verbose --no-cost: the note lost 'cannot tell' though nothing was measured"
+fi
 "$ti" --watch --json --timeout 0.2 --sysroot "$e" | python3 -c '
 import json, sys
 d = json.loads(sys.stdin.readline())
