@@ -266,9 +266,16 @@ static bool may_run_rdtsc(struct tsc *t, struct decision *d)
 		BLOCK("prctl_tsc", "prctl(PR_GET_TSC): RDTSC raises SIGSEGV in this task");
 	else if (sf->prctl_tsc == PR_TSC_ENABLE)
 		OK("prctl_tsc", "prctl(PR_GET_TSC): RDTSC enabled in this task");
-	if (df->tsc_user.err == -ENOENT)
+	/* A stock kernel has no trap policy: live, or a dump whose sysfs
+	 * shows no tsc0.  Another dump does not tell (tscinfo: unknown). */
+	if (df->tsc_user.err == -ENOENT &&
+	    (t->live || (df->stable.err == -ENOENT && !sf->dump_no_sys)))
 		NOTE("tsc_user_policy",
 		     "no kernel.tsc_user (stock kernel): user RDTSC is not trapped");
+	else if (df->tsc_user.err == -ENOENT)
+		NOTE("tsc_user_policy", "no kernel.tsc_user in the dump%s: the dump does not "
+		     "tell whether user RDTSC is trapped", sf->dump_no_sys ?
+		     ", nor the sysfs that tells a stock kernel" : ", whose kernel has the series");
 	else if (df->tsc_user.err && vouches(t))
 		NOTE("tsc_user_policy", "kernel.tsc_user: %s (the vDSO hands out the TSC: "
 		     "user RDTSC is not trapped)", err_text(df->tsc_user.err));
@@ -331,7 +338,10 @@ static bool kernel_trusts(struct tsc *t, struct decision *d)
 	bool ok = true, series = df->stable.err != -ENOENT;
 	int inv;
 
-	if (!series)
+	if (!series && sf->dump_no_sys)
+		NOTE("tsc_stable", "no /sys/devices/system/tsc/tsc0: the dump has no "
+		     "/sys/devices/system, so it does not tell whether the kernel is stock");
+	else if (!series)
 		NOTE("tsc_stable", "no /sys/devices/system/tsc/tsc0 (stock kernel)");
 	else if (df->stable.err && vouches(t))
 		NOTE("tsc_stable", "tsc0/tsc_stable: %s (the vDSO vouches)",

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 
 #include "internal.h"
 
@@ -212,6 +213,13 @@ void tsc__static_facts(struct tsc *t)
 	sf->prctl_tsc = -1;
 	if (t->live && !prctl(PR_GET_TSC, &v, 0, 0, 0))
 		sf->prctl_tsc = v;
+	if (!t->live) {
+		char path[sizeof(t->root) + 32];
+		struct stat st;
+
+		snprintf(path, sizeof(path), "%s/sys/devices/system", t->root);
+		sf->dump_no_sys = stat(path, &st) || !S_ISDIR(st.st_mode);
+	}
 	vdso_facts(t);
 }
 

@@ -148,6 +148,9 @@ struct static_facts {
 	int cmdline_err;
 	struct cmdline_facts cmdline;
 	int prctl_tsc;
+	/* A sysroot without sys/devices/system: the dump does not tell
+	 * whether its kernel is stock (no tsc0) or has the series. */
+	bool dump_no_sys;
 	bool vdso_found;
 	int vdso_err;
 	struct vdso_syms syms;

@@ -43,6 +43,13 @@ for n, m in ms.items():
         assert isinstance(m["reason"], str) and len(m["reason"]) > 10, (n, "no reason")
         assert m["cost"] is None, n
 assert ms["rdtsc"]["available"] and abs(ms["rdtsc"]["cost"]["ratio_to_rdtsc"] - 1) < 1e-9
+# The rows that read the clocksource as clock_gettime(MONOTONIC) does
+# share its note: the vDSO or a system call (issue 33, N).
+cg = ms["clock_gettime_monotonic"]["note"]
+assert cg, "clock_gettime_monotonic: no note"
+for n in ("clock_gettime_monotonic_raw", "clock_gettime_realtime", "clock_gettime_boottime",
+          "clock_gettime_tai", "gettimeofday"):
+    assert ms[n]["note"] == cg, (n, ms[n]["note"], cg)
 for k in ("tool", "version", "config", "host", "libtsc", "drift", "backward", "startup", "goals"):
     assert k in d, k
 # Unknown is null, never a 0 or "none" (issue 33): the frequency, the
@@ -398,6 +405,34 @@ PY
 wall_goals patched-good measured
 wall_goals stable-0 not
 
+# Every write is checked: a full disk is a runtime error, said on stderr.
+for args in --help --list "-q -d 0.1 --methods rdtsc --threads 0 --opens 0 --cross-cpu 0 --calib-follow 0 --no-progress"; do
+	# shellcheck disable=SC2086
+	"$tb" $args > /dev/full 2> "$d/err"; rc=$?
+	[ "$rc" = 3 ] || no "tscbench $args > /dev/full: exit $rc, want 3"
+	grep -qx "tscbench: write error: No space left on device" "$d/err" ||
+		no "tscbench $args > /dev/full: no 'write error: No space left on device' on stderr"
+done
+# Where RDTSC may not run, on several CPUs: the cross-CPU check is not
+# measured, and why is said in words, not as an errno's "No such device".
+if [ "$(nproc)" -ge 2 ]; then
+	python3 -c '
+import ctypes, os, sys
+ctypes.CDLL(None).prctl(26, 2, 0, 0, 0)	# PR_SET_TSC, PR_TSC_SIGSEGV
+os.execv(sys.argv[1], sys.argv[1:])' "$tb" -q -d 0.1 --threads 0 --opens 0 --calib-follow 0 \
+		--cross-cpu 50 --methods clock_gettime_monotonic --no-progress \
+		--json="$d/segv.json" > "$d/segv.txt" 2> "$d/segv.err" ||
+		no "no RDTSC, several CPUs: exit $?: $(cat "$d/segv.err")"
+	why='RDTSC raises SIGSEGV in this task (prctl PR_SET_TSC)'
+	grep -qxF "across CPUs: not measured: $why" "$d/segv.txt" ||
+		no "no RDTSC, several CPUs: no 'across CPUs: not measured: $why': $(grep across "$d/segv.txt")"
+	python3 -c 'import json, sys
+x = json.load(open(sys.argv[1]))["backward"]["cross_cpu"]
+assert x == {"error": sys.argv[2]}, x' "$d/segv.json" "$why" ||
+		no "no RDTSC, several CPUs: JSON backward.cross_cpu is not {\"error\": \"$why\"}"
+else
+	echo "# one CPU here: the cross-CPU check where RDTSC may not run not tried"
+fi
 # A subset, and the plot when gnuplot is there.
 if command -v gnuplot > /dev/null; then
 	"$tb" -q -d 0.1 --methods rdtsc,tsc_now_ns --threads 0 --opens 0 --cross-cpu 0 \

@@ -42,6 +42,19 @@ expect 2 "not with --sysroot" -x50 --sysroot "$TSC_TEST_VARIANTS/patched-good"
 expect 0 "Usage:" --help
 expect 0 "Usage:" -h
 expect 0 "libtsc" -V
+# Every write is checked: a full disk is a runtime error, said on stderr.
+full() {	# full ARGS...: tscinfo ARGS > /dev/full
+	"$ti" "$@" > /dev/full 2> /tmp/cli.$$.err; rc=$?
+	[ "$rc" = 3 ] || no "tscinfo $* > /dev/full: exit $rc, want 3"
+	grep -qx "tscinfo: write error: No space left on device" /tmp/cli.$$.err ||
+		no "tscinfo $* > /dev/full: no 'write error: No space left on device' on stderr"
+}
+full
+full --help
+full -V
+for f in json prometheus log; do
+	full --format=$f --sysroot "$TSC_TEST_VARIANTS/patched-good"
+done
 expect 1 "RDTSC usable: *no" --sysroot "$TSC_TEST_VARIANTS/stable-0"
 expect 0 "RDTSC usable: *yes" --sysroot "$TSC_TEST_VARIANTS/patched-good"
 expect 2 "needs a directory" --sysroot ""
@@ -103,13 +116,18 @@ xcpu() {	# xcpu NAME WANT [PREFIX...]: tscinfo -x50 run by PREFIX
 		no "--cross-cpu, $name: placeholders:"
 		sed 's/^/# /' /tmp/cli.$$.ph
 	fi
+	# Not measured: null, and cross_cpu_why the text's why; else null.
 	"$@" "$ti" -x50 --no-cost --json 2> /dev/null | python3 -c '
 import json, sys
-x = json.load(sys.stdin)["cross_cpu"]
+d = json.load(sys.stdin)
+x, why = d["cross_cpu"], d["cross_cpu_why"]
 assert x is None or sys.argv[1] != "one", ("one CPU: cross_cpu is not null", x)
 assert x is None or not [k for k, v in x.items() if v in (-1, 2**64 - 1)], x
-assert x is None or x["backward"] or x["worst_ns"] is None, x' "$cpus" ||
-		no "--cross-cpu --json, $name: a placeholder in cross_cpu, or not null on one CPU"
+assert x is None or x["backward"] or x["worst_ns"] is None, x
+text = sys.argv[2].split("not measured: ", 1)
+assert why == (text[1] if len(text) == 2 else None), ("cross_cpu_why", why, sys.argv[2])
+assert (x is None) == (why is not None), (x, why)' "$cpus" "$line" ||
+		no "--cross-cpu --json, $name: a placeholder in cross_cpu, not null on one CPU, or cross_cpu_why not the text's why"
 	# The log line and the metrics say what the text says: its keys
 	# last, or not_measured and the same why; the CPUs as gauges, or
 	# none and the why on stderr.
@@ -283,6 +301,35 @@ grep -q '^kernel tsckit series: no$' /tmp/cli.$$.out &&
 	grep -q '^user RDTSC trapped: *no (stock kernel' /tmp/cli.$$.out &&
 	grep -q '^vDSO TSC calls: *no$' /tmp/cli.$$.out ||
 	no "host-debian12: the series, the trap, the vDSO calls are not a plain no"
+# The notes agree with the summary: on the dump that does not tell, no
+# note claims a stock kernel or an untrapped RDTSC; the stock kernel's
+# dump and a live run keep "stock kernel" (issue 33, E).
+"$ti" --verbose --sysroot "$e" > /tmp/cli.$$.out
+grep -nE '^  note .*(\(stock kernel\)|is not trapped)' /tmp/cli.$$.out | sed 's/^/# /' | grep . &&
+	no "--verbose on a dump without facts: a note says what the dump does not tell"
+grep -q '^  note  no kernel.tsc_user in the dump, nor the sysfs that tells a stock kernel: the dump does not tell whether user RDTSC is trapped$' /tmp/cli.$$.out &&
+	grep -q '^  note  no /sys/devices/system/tsc/tsc0: the dump has no /sys/devices/system, so it does not tell whether the kernel is stock$' /tmp/cli.$$.out ||
+	no "--verbose on a dump without facts: no notes that the dump does not tell"
+"$ti" --verbose --sysroot "$TSC_TEST_SYSROOTS/host-debian12" > /tmp/cli.$$.out
+grep -q '^  note  no kernel.tsc_user (stock kernel): user RDTSC is not trapped$' /tmp/cli.$$.out &&
+	grep -q '^  note  no /sys/devices/system/tsc/tsc0 (stock kernel)$' /tmp/cli.$$.out ||
+	no "--verbose on host-debian12: the stock kernel's notes are not 'stock kernel'"
+# Live, where the kernel has no current_clocksource_vdso: once tscinfo
+# measured the calls, no note says that it cannot tell.
+if [ ! -e /sys/devices/system/clocksource/clocksource0/current_clocksource_vdso ]; then
+	"$ti" --verbose > /tmp/cli.$$.out 2>&1
+	if grep -q '^clock_gettime: .*(measured)$' /tmp/cli.$$.out; then
+		grep -q 'cannot tell whether clock_gettime() is a syscall' /tmp/cli.$$.out &&
+			no "live --verbose: clock_gettime measured, yet a note says it cannot tell"
+		grep -q "^  note  no current_clocksource_vdso: the kernel does not say whether clock_gettime() is a syscall; tscinfo measured the calls' cost instead\$" /tmp/cli.$$.out ||
+			no "live --verbose: clock_gettime measured, but no note that tscinfo measured it"
+	else
+		no "live --verbose: clock_gettime not measured"
+	fi
+	"$ti" --verbose --no-cost > /tmp/cli.$$.out 2>&1
+	grep -q '^  note  no current_clocksource_vdso: cannot tell whether clock_gettime() is a syscall$' /tmp/cli.$$.out ||
+		no "live --verbose --no-cost: the note lost 'cannot tell' though nothing was measured"
+fi
 "$ti" --watch --json --timeout 0.2 --sysroot "$e" | python3 -c '
 import json, sys
 d = json.loads(sys.stdin.readline())

@@ -48,6 +48,20 @@ done
 for s in "tscbench(1)" "tsc-capture-sysroot(1)" "libtsc(3)"; do
 	sed -n '/^SEE ALSO/,$p' "$d/tscinfo.txt" | grep -qF "$s" || no "tscinfo(1): SEE ALSO lacks $s"
 done
+# tsc-capture-sysroot(1) promises no replay as live: it says what a
+# replay does not reproduce, and the line tscinfo shows where a replay
+# (captured-perf) differs from the live decision at capture (issue 33, 9).
+cs=$top/tools/tscinfo/tsc-capture-sysroot.1
+grep -q 'as it would have here' "$cs" && no "tsc-capture-sysroot(1): promises that a replay answers as live"
+for w in 'WHAT A REPLAY REPRODUCES' 'does not reproduce' "perf's conversion factors" \
+	'calibration' '__vdso_tsc_raw()' 'PR_SET_TSC' 'clock_gettime' 'cross-CPU check' \
+	'"at capture, live:"' '"captured_live"'; do
+	grep -qF -- "$w" "$cs" || no "tsc-capture-sysroot(1): no '$w'"
+done
+if [ -n "${TSCINFO:-}" ] && [ -n "${TSC_TEST_VARIANTS:-}" ]; then
+	"$TSCINFO" --sysroot "$TSC_TEST_VARIANTS/captured-perf" | grep -q '^at capture, live: ' ||
+		no "tscinfo --sysroot captured-perf: no 'at capture, live:' line, as tsc-capture-sysroot(1) says"
+fi
 echo "# $n pages"
 [ "$n" -ge 25 ] || no "only $n pages"
 exit $fail

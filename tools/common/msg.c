@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: MIT OR LGPL-2.1
 /* util-linux style messages of the tools. */
+#include <errno.h>
 #include <stdio.h>
+#include <string.h>
+#include <unistd.h>
 #include <tsc.h>
 
 #include "msg.h"
@@ -32,4 +35,21 @@ int tool_version(void)
 {
 	printf("%s from tsckit (libtsc %s)\n", tool_name, tsc_version());
 	return 0;
+}
+
+int tool_exit(int rc)
+{
+	errno = 0;
+	if (!fflush(stdout) && !ferror(stdout))
+		return rc;
+	tool_warn("write error%s%s", errno ? ": " : "", errno ? strerror(errno) : "");
+	return EXIT_RUNTIME;
+}
+
+void tool_buffer_stdout(void)
+{
+	static char buf[256 << 10];
+
+	if (!isatty(STDOUT_FILENO))
+		setvbuf(stdout, buf, _IOFBF, sizeof(buf));
 }

@@ -18,5 +18,13 @@ void tool_vwarn(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)
 int tool_usage_error(const char *msg);
 /* "<prog> from tsckit (libtsc <version>)" on stdout; returns 0. */
 int tool_version(void);
+/* The end of every run: what went to standard output (a report, the
+ * help, a list) must have been written; if not, "<prog>: write error:
+ * <why>" on stderr and EXIT_RUNTIME, else rc. */
+int tool_exit(int rc);
+/* Before any output: standard output, unless a terminal, is written in
+ * one piece at the end (up to 256 KiB), so that tool_exit() sees a
+ * failed write with its errno. */
+void tool_buffer_stdout(void);
 
 #endif

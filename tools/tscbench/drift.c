@@ -218,9 +218,15 @@ int drift_run(const struct cfg *cfg, struct env *e, struct accuracy *a)
 	a->xcpu_one_cpu = cfg->xcpu_ms && e->ncpus < 2;
 	if (cfg->xcpu_ms && e->ncpus > 1) {
 		progress("cross-CPU check: %lu ms on %d CPUs", cfg->xcpu_ms, e->ncpus);
-		if (tsc_xcpu_check(e->t, (unsigned int)cfg->xcpu_ms, &a->xcpu, sizeof(a->xcpu)))
+		if (tsc_xcpu_check(e->t, (unsigned int)cfg->xcpu_ms, &a->xcpu, sizeof(a->xcpu))) {
+			int r = method_index("rdtsc");
+
 			a->xcpu_err = errno;
-		else
+			/* ENODEV: RDTSC may not run, for the reason its row has. */
+			snprintf(a->xcpu_why, sizeof(a->xcpu_why), "%s", a->xcpu_err != ENODEV ?
+				 strerror(a->xcpu_err) : r >= 0 && *methods[r].why ? methods[r].why :
+				 "RDTSC may not be executed in this process");
+		} else
 			a->have_xcpu = true;
 	}
 	return 0;

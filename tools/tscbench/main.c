@@ -130,7 +130,7 @@ static bool went_back(const struct accuracy *a)
 	return a->backward || (a->have_xcpu && a->xcpu.backward) || a->calib.backward;
 }
 
-int main(int argc, char **argv)
+static int run(int argc, char **argv)
 {
 	static struct accuracy acc;
 	static struct env env;
@@ -209,9 +209,9 @@ int main(int argc, char **argv)
 		print_json(out, &cfg, &env, &acc);
 	else
 		print_text(out, &cfg, &env, &acc);
-	if (fflush(out) || ferror(out) || (out != stdout && fclose(out))) {
-		tool_warn("cannot write %s: %s", cfg.output ? cfg.output : "standard output",
-			  strerror(errno));
+	/* Standard output is checked at the end (tool_exit()). */
+	if (out != stdout && (fflush(out) || ferror(out) || fclose(out))) {
+		tool_warn("cannot write %s: %s", cfg.output, strerror(errno));
 		rc = EXIT_RUNTIME;
 	}
 	if (jout) {
@@ -229,4 +229,10 @@ int main(int argc, char **argv)
 	if (rc == EXIT_BENCH_OK && went_back(&acc))
 		rc = EXIT_BENCH_BACKWARD;
 	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	tool_buffer_stdout();
+	return tool_exit(run(argc, argv));
 }

@@ -595,7 +595,7 @@ void gettime_verdict(struct env *e)
 		e->gettime_vdso = gettime_vdso_capable(e->clocksource);
 		e->gettime_from = "clocksource";
 	}
-	for (i = 0; i < 4; i++) {
+	for (i = 0; i < (int)(sizeof(cgts) / sizeof(cgts[0])); i++) {
 		if (!e->vdso_gettime)
 			note(cgts[i], "%s", "no vDSO: a system call");
 		else if (e->gettime_vdso)

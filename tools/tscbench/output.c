@@ -567,7 +567,7 @@ static void text_accuracy(FILE *f, const struct accuracy *a)
 		fprintf(f, "across CPUs: %u CPUs, %llu reads, none went back\n", a->xcpu.cpus,
 			(unsigned long long)a->xcpu.reads);
 	else if (a->xcpu_err)
-		fprintf(f, "across CPUs: not checked: %s\n", strerror(a->xcpu_err));
+		fprintf(f, "across CPUs: not measured: %s\n", a->xcpu_why);
 	if (a->open_default.opens || a->open_default.err) {
 		const struct open_time *d = &a->open_default, *c = &a->open_calib;
 
@@ -916,7 +916,7 @@ static void json_accuracy(FILE *f, const struct accuracy *a)
 			a->xcpu.cpus, (unsigned long long)a->xcpu.reads);
 	else if (a->xcpu_err) {
 		fputs("{\"error\": ", f);
-		json_str(f, strerror(a->xcpu_err));
+		json_str(f, a->xcpu_why);
 		fputs("}", f);
 	} else
 		fputs("null", f);

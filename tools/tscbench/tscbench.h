@@ -226,6 +226,7 @@ struct accuracy {
 	bool have_xcpu;
 	bool xcpu_one_cpu;		/* asked for, but one CPU: not run */
 	int xcpu_err;			/* errno when it could not run */
+	char xcpu_why[200];		/* and why, in words */
 	struct tsc_xcpu_result xcpu;
 	struct open_time open_default, open_calib, open_sysroot;
 	struct calib_startup calib;

@@ -178,6 +178,25 @@ static void dump_unknowns(struct report *r)
 		}
 }
 
+/* Without current_clocksource_vdso libtsc cannot tell whether
+ * clock_gettime() is a system call; tscinfo can, when it measured the
+ * calls (the clock_gettime verdict): the note says so, not that nobody
+ * can tell. */
+static void measured_note(struct report *r)
+{
+	static const char no_file[] = "no current_clocksource_vdso:";
+	int n;
+
+	if (r->info.vdso_clock >= 0 || !measured_gettime(&r->cost))
+		return;
+	for (n = 0; n < r->nreasons; n++)
+		if (!strcmp(r->reasons[n].code, "clocksource_vdso") &&
+		    !strncmp(r->reasons[n].text, no_file, sizeof(no_file) - 1))
+			snprintf(r->reasons[n].text, sizeof(r->reasons[n].text), "%s %s", no_file,
+				 "the kernel does not say whether clock_gettime() is a syscall; "
+				 "tscinfo measured the calls' cost instead");
+}
+
 static int collect(struct tsc *t, struct report *r)
 {
 	if (tsc_get_info(t, &r->info, sizeof(r->info)) < 0)
@@ -187,6 +206,7 @@ static int collect(struct tsc *t, struct report *r)
 		r->nreasons = 64;
 	if (r->nreasons > 0)
 		dump_unknowns(r);
+	measured_note(r);
 	r->have_traps = !read_user_traps(r->cfg->sysroot, &r->user_traps);
 	freq_best(&r->info, &r->ff, &r->freq);
 	captured_read(r->cfg->sysroot, &r->captured);
@@ -363,7 +383,7 @@ static int dump_vdso(const char *file)
 	return 0;
 }
 
-int main(int argc, char **argv)
+static int run(int argc, char **argv)
 {
 	struct outfile out;
 	struct report r;
@@ -455,4 +475,10 @@ int main(int argc, char **argv)
 	if (r.have_xcpu && r.xcpu.backward)
 		return EXIT_TSC_NO;
 	return r.info.usable ? EXIT_TSC_OK : EXIT_TSC_NO;
+}
+
+int main(int argc, char **argv)
+{
+	tool_buffer_stdout();
+	return tool_exit(run(argc, argv));
 }

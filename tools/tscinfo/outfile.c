@@ -57,8 +57,8 @@ int out_close(struct outfile *o)
 {
 	int err = 0;
 
-	if (!o->tmp)
-		return fflush(o->f) || ferror(o->f) ? -1 : 0;
+	if (!o->tmp)	/* stdout: checked at the end, by tool_exit() */
+		return 0;
 	errno = 0;
 	if (fflush(o->f) || ferror(o->f) || fsync(fileno(o->f)))
 		err = errno ? errno : EIO;

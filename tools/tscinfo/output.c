@@ -393,8 +393,12 @@ void print_json(FILE *f, const struct report *r)
 				 (unsigned long long)r->xcpu.worst_to_cpu);
 		fprintf(f, "}");
 	} else if (r->cfg->cross_cpu) {
-		/* not run, or one CPU: nothing to compare (the text says which) */
+		/* not run, or one CPU: nothing to compare (cross_cpu_why says which) */
 		fprintf(f, ",\n  \"cross_cpu\": null");
+	}
+	if (r->cfg->cross_cpu) {
+		fprintf(f, ",\n  \"cross_cpu_why\": ");
+		json_str(f, xcpu_unmeasured(r));
 	}
 	fprintf(f, ",\n  \"kernel_log\": ");
 	if (r->ff.klog.read) {
