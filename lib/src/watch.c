@@ -267,16 +267,25 @@ static int create(struct tsc *t, const cpu_set_t *cpus, size_t size, int policy,
  * a no-op.  dlopen() is looked up, not linked: a static program would
  * get the linker's warning about static dlopen() (and there dladdr()
  * finds nothing: there is nothing to pin). */
-static void pin_code(void)
+static void pin_code_once(void)
 {
 	void *(*open_fn)(const char *file, int mode);
 	Dl_info di;
 
-	if (!dladdr((const void *)pin_code, &di) || !di.dli_fname || !*di.dli_fname)
+	if (!dladdr((const void *)pin_code_once, &di) || !di.dli_fname || !*di.dli_fname)
 		return;
 	*(void **)&open_fn = dlsym(RTLD_DEFAULT, "dlopen");
 	if (open_fn)
 		(void)open_fn(di.dli_fname, RTLD_LAZY | RTLD_NOLOAD | RTLD_NODELETE);
+}
+
+/* Once per process: a pin lasts, and the loader's lock is not taken
+ * again at every open. */
+static void pin_code(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	pthread_once(&once, pin_code_once);
 }
 
 /* The thread is created with every signal blocked, so that it never

@@ -125,18 +125,13 @@ int parse_args(int argc, char **argv, struct cfg *cfg, char *err, size_t errlen)
 			cfg->action = ACT_LIST;
 			break;
 		case OPT_OPEN_SYSROOT:
-			if (!*optarg) {
-				snprintf(err, errlen, "--open-sysroot needs a directory");
-				return -1;
-			}
-			cfg->open_sysroot = optarg;
-			break;
 		case OPT_SYSROOT:
 			if (!*optarg) {
-				snprintf(err, errlen, "--sysroot needs a directory");
+				snprintf(err, errlen, "--%s needs a directory",
+					 c == OPT_SYSROOT ? "sysroot" : "open-sysroot");
 				return -1;
 			}
-			cfg->sysroot = optarg;
+			*(c == OPT_SYSROOT ? &cfg->sysroot : &cfg->open_sysroot) = optarg;
 			break;
 		case 'h':
 			cfg->action = ACT_HELP;
