@@ -9,7 +9,8 @@
  * tsc_khz. A set that differs, or whose mult is not
  * clocks_calc_mult_shift()'s for its khz and shift, is one the kernel
  * never used; each such set is printed once, with how often it was
- * read. Writes "# fact
+ * read. (The ABI lets tsc_khz leave the factors only after cpufreq
+ * rescaled it or Hyper-V reported a new rate; the guest has neither.) Writes "# fact
  * tscfacts/bad=N" and "# fact tscfacts/reads=N" to $TSCKIT_RESULTS.
  * Exits 1 on a bad set.
  */
