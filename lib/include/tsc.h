@@ -227,7 +227,9 @@ struct tsc_info {
 	uint32_t shift;
 	uint64_t khz;		/* TSC frequency in kHz, 0 if unknown */
 	enum tsc_src khz_src;
-	uint64_t err_ppb;	/* error bound of the factors (calibration), ppb;
+	uint64_t err_ppb;	/* error bound of the factors' rate, ppb: a
+				 * calibration's, a frequency's rounding, or a
+				 * rate correction's (rate_error_ppb);
 				 * while calibrating, the bound so far
 				 * (UINT64_MAX before its first measurement) */
 	uint64_t calib_ns;	/* the interval the calibration spans, 0 if none */
@@ -260,6 +262,20 @@ struct tsc_info {
 					 * A 0.4 library leaves it 0: it is valid
 					 * only if tsc_get_info() returned at least
 					 * its end */
+	/* Added in 0.7.0 (valid if tsc_get_info() returned their end): */
+	int64_t rate_error_ppb;	/* the factors' rate against CLOCK_MONOTONIC_RAW,
+				 * as the wall anchors measure it since the TSC
+				 * came into use: library ns per RAW ns, minus
+				 * one, in ppb (0 until measured) */
+	uint64_t rate_bound_ppb;	/* how far off that measurement may be */
+	uint64_t rate_corrections;	/* corrections made when it lay beyond
+					 * err_ppb plus rate_bound_ppb, each
+					 * a slew (tsc_get_info(3)) */
+	uint64_t tsc_jumps;	/* the TSC jumped against CLOCK_MONOTONIC_RAW
+				 * (a reset at resume, a hypervisor): the
+				 * library's scale was set back on it */
+	int64_t last_tsc_jump_ns;	/* the last one's size: library ns minus
+					 * where they should have been */
 };
 /* Copy at most sz bytes of the current info and zero the rest of sz;
  * returns how many bytes this library filled (its struct's size, or sz

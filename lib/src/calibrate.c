@@ -48,9 +48,18 @@ static void say(struct calib *c, const char *tail)
 /* The first bracket: the start of every later measurement. */
 void tsc__calib_begin(struct calib *c)
 {
+	struct bracket a;
+
+	best(&a, 32);
+	tsc__calib_from(c, &a);
+}
+
+/* A measurement that starts from bracket a (the rate check's, rate.c). */
+void tsc__calib_from(struct calib *c, const struct bracket *a)
+{
 	memset(c, 0, sizeof(*c));
 	c->done = true;
-	best(&c->a, 32);
+	c->a = *a;
 	c->start_ns = c->a.ns;
 	snprintf(c->why, sizeof(c->why), "calibration: started");
 }
@@ -79,7 +88,7 @@ int tsc__calib_update(struct calib *c, const struct bracket *given)
 	d = (b.t0 + (b.t1 - b.t0) / 2) - (a->t0 + (a->t1 - a->t0) / 2);
 	n = b.ns - a->ns;
 	w = (a->t1 - a->t0) / 2 + (b.t1 - b.t0) / 2 + 1;
-	err_ppb = (uint64_t)((unsigned __int128)w * 1000000000 / d);
+	err_ppb = (uint64_t)(((unsigned __int128)w * 1000000000 + d - 1) / d);
 	/* ns per 2^32 ticks, as the kernel's vDSO factor is given. */
 	m = ((unsigned __int128)n << 32) / d;
 	khz = (uint64_t)((unsigned __int128)d * 1000000 / n);

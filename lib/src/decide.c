@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 
@@ -89,15 +90,6 @@ static void calibrate(struct tsc *t)
 	}
 }
 
-/* Calibrated factors in use that a bracket would refine. */
-bool tsc__refining(const struct tsc *t)
-{
-	const struct calib *c = &t->sf.calib;
-
-	return c->ok && c->f.err_ppb > REFINE_PPB && t->d.usable &&
-	       t->d.f.src == TSC_SRC_CALIBRATION;
-}
-
 bool tsc__calibrating(const struct tsc *t)
 {
 	return t->sf.calib.done && !t->sf.calib.ok;
@@ -115,8 +107,48 @@ static bool vdso_factors(const struct dyn_facts *df, struct factors *f)
 
 	if (df->vdso_f_rc || !plausible(k))
 		return false;
-	*f = (struct factors){ TSC_SRC_VDSO, df->vdso_f, 32, k, 0 };
+	/* ns per 2^32 ticks, truncated: within 1 ns of it */
+	*f = (struct factors){ TSC_SRC_VDSO, df->vdso_f, 32, k,
+			       (1000000000 + df->vdso_f - 1) / df->vdso_f };
 	return true;
+}
+
+/* The factors picked against the TSC's rate as the wall anchors measure
+ * it (rate.c): a correction where they are off by more than their bound
+ * plus the measurement's.  A calibration refines itself (calibrate()). */
+static void check_rate(struct tsc *t, struct decision *d)
+{
+	struct rate_check *r = &t->rate;
+	struct factors f = d->f;
+	int64_t e;
+	int rc;
+
+	if (d->f.src == TSC_SRC_CALIBRATION)
+		return;
+	rc = tsc__rate_check(r, &f);
+	t->info.rate_error_ppb = rc ? r->error_ppb : 0;
+	t->info.rate_bound_ppb = rc ? r->m.f.err_ppb : 0;
+	t->info.rate_corrections = r->corrections;
+	if (!rc)
+		return;
+	e = r->error_ppb;
+	if (rc == 1) {
+		NOTE("rate_check", "rate check: the factors run %s%lld.%03lld ppm off "
+		     "CLOCK_MONOTONIC_RAW over %llu s, within their bound (%llu ppb) "
+		     "and the measurement's (%llu ppb)", e < 0 ? "-" : "+",
+		     llabs(e) / 1000, llabs(e) % 1000,
+		     (unsigned long long)(r->m.took_ns / 1000000000),
+		     (unsigned long long)d->f.err_ppb, (unsigned long long)r->m.f.err_ppb);
+		return;
+	}
+	NOTE("rate_check", "rate check: the factors from %s ran %s%lld.%03lld ppm off "
+	     "CLOCK_MONOTONIC_RAW, beyond their bound (%llu ppb): corrected to %llu kHz, "
+	     "within %llu ppb (measured over %llu s)", tsc_src_name(d->f.src),
+	     e < 0 ? "-" : "+", llabs(e) / 1000, llabs(e) % 1000,
+	     (unsigned long long)d->f.err_ppb, (unsigned long long)f.khz,
+	     (unsigned long long)f.err_ppb, (unsigned long long)(r->m.took_ns / 1000000000));
+	d->f = f;
+	d->rate_fixed = true;
 }
 
 /* The factors, best source first.  Returns false if there are none. */
@@ -153,8 +185,12 @@ static bool pick(struct tsc *t, struct decision *d, bool may_calibrate)
 			     "tsc0/tsc_mult, tsc_shift give %llu kHz, tsc_khz says %llu: ignored",
 			     (unsigned long long)k, (unsigned long long)df->khz.v);
 		else
+			/* From tsc_khz, as the frequencies below: their bound,
+			 * though they are RAW's own while the kernel keeps
+			 * time with the TSC. */
 			c[n++] = (struct factors){ TSC_SRC_SYSFS_MULT, df->mult.v,
-						   (uint32_t)df->shift.v, k, 0 };
+						   (uint32_t)df->shift.v, k,
+						   tsc__rounding_ppb(k, df->mult.v) };
 	} else if (df->mult.err != -ENOENT || df->shift.err != -ENOENT) {
 		NOTE("tsc_mult", "tsc0/tsc_mult: %s, tsc_shift: %s",
 		     df->mult.err ? err_text(df->mult.err) : "ok",
@@ -224,6 +260,7 @@ static bool pick(struct tsc *t, struct decision *d, bool may_calibrate)
 		return false;
 	}
 	d->f = c[0];
+	check_rate(t, d);
 	OK("conversion_factors", "conversion factors from %s: ns = ticks * %llu >> %u (%llu kHz)",
 	   tsc_src_name(d->f.src), (unsigned long long)d->f.mult, d->f.shift,
 	   (unsigned long long)d->f.khz);

@@ -297,7 +297,10 @@ void tsc__dyn_facts(struct tsc *t, struct dyn_facts *df)
 		read_num(t, P_CPU0_KHZ, &df->cpu0_khz);
 }
 
-/* ns = ticks * mult >> 32 from a kHz value. */
+/* ns = ticks * mult >> 32 from a kHz value.  A whole number of kHz is
+ * off the true frequency by up to half a kHz, and mult by half a unit:
+ * that is the bound (a frequency that is off by more, the wall anchors
+ * find: decide.c). */
 bool tsc__factors_from_khz(uint64_t khz, enum tsc_src src, struct factors *f)
 {
 	if (khz < 1000 || khz > 100000000)
@@ -306,6 +309,7 @@ bool tsc__factors_from_khz(uint64_t khz, enum tsc_src src, struct factors *f)
 	f->khz = khz;
 	f->shift = 32;
 	f->mult = (uint64_t)((((unsigned __int128)1000000 << 32) + khz / 2) / khz);
-	f->err_ppb = 0;
+	f->err_ppb = tsc__rounding_ppb(khz, f->mult);
 	return true;
 }
+

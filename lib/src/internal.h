@@ -110,6 +110,13 @@ struct factors {
 	uint64_t err_ppb;
 };
 
+/* The rate error of factors rounded from a frequency in kHz and to a
+ * whole mult, rounded up: half a kHz, plus half a unit of mult. */
+static inline uint64_t tsc__rounding_ppb(uint64_t khz, uint64_t mult)
+{
+	return (500000000 + khz - 1) / khz + (500000000 + mult - 1) / mult;
+}
+
 /* TSC reads around one clock_gettime() */
 struct bracket {
 	uint64_t t0, t1, ns;
@@ -127,6 +134,17 @@ struct calib {
 	uint64_t took_ns;
 	uint64_t bursts;
 	char why[160];
+};
+
+/* The rate check (rate.c): the TSC's rate against CLOCK_MONOTONIC_RAW,
+ * measured from the wall anchors' brackets since the TSC came into use
+ * (a calibration that never ends), against the factors in use. */
+struct rate_check {
+	struct calib m;		/* the measurement: factors m.f, bound m.f.err_ppb */
+	bool use;		/* a correction is in use: fix, in place of of */
+	struct factors fix, of;
+	int64_t error_ppb;	/* of's rate minus the measured, ppb */
+	uint64_t corrections;
 };
 
 /* What does not change while the process runs. */
@@ -191,6 +209,7 @@ struct decision {
 	bool rdtsc_ok;		/* RDTSC may be executed */
 	bool calib_wait;	/* not usable only for want of factors: a 1 ppm
 				 * bound, or perf's answer */
+	bool rate_fixed;	/* f is a rate check's correction (rate.c) */
 	struct factors f;
 	int n;
 	struct tsc_reason r[MAX_REASONS];
@@ -212,6 +231,7 @@ _Static_assert((int)W_NR == (int)__TSC_W_NR, "tsc.h's clocks");
 struct wall_track {
 	uint64_t l, c;		/* where the rate is measured from */
 	int64_t rate;		/* the clock's rate against library ns, minus 1, 2^-32 */
+	bool measured;		/* rate is measured, not assumed (the first anchor) */
 	int64_t freq;		/* adjtimex() frequency at l */
 	int64_t off;		/* REALTIME, BOOTTIME, TAI: minus MONOTONIC */
 	uint64_t w;		/* how far off that offset may be */
@@ -245,6 +265,7 @@ struct tsc {
 	struct dyn_facts df;
 	struct decision d;
 	struct tsc_info info;
+	struct rate_check rate;	/* fed by the wall anchors (wall.c) */
 	int64_t scale_offset;	/* library ns - CLOCK_MONOTONIC_RAW */
 	/* wall mapping: readers use wall (above) and, while the writer
 	 * changes it, wall_mark; the rest is the writer's.  Each clock's
@@ -265,6 +286,8 @@ struct tsc {
 		uint64_t v;
 	} mark __attribute__((aligned(64)));
 	struct wall_track wt[W_NR];
+	int64_t rescale;	/* library ns' rate changed by this (2^-32 units)
+				 * since the last anchor: a refinement (publish.c) */
 	int64_t wfreq;		/* adjtimex() frequency at the last anchor */
 	bool wfreq_ok;
 	uint64_t wall_T;	/* library ns where the last segments start */
@@ -306,7 +329,6 @@ void tsc__reason(struct decision *d, enum tsc_reason_kind k, const char *code,
 void tsc__decide(struct tsc *t, struct decision *d);
 bool tsc__decide_early(struct tsc *t, struct decision *d);
 bool tsc__calibrating(const struct tsc *t);	/* begun, bound not yet 1 ppm */
-bool tsc__refining(const struct tsc *t);	/* in use, bound above 10 ppb */
 /* facts.c */
 void tsc__static_facts(struct tsc *t);
 void tsc__dyn_facts(struct tsc *t, struct dyn_facts *df);
@@ -323,6 +345,11 @@ void tsc__need_perf(struct tsc *t, bool needed);
 int tsc__perf_factors(struct factors *f, char *why, size_t cap);
 void tsc__calib_begin(struct calib *c);
 int tsc__calib_update(struct calib *c, const struct bracket *b);
+void tsc__calib_from(struct calib *c, const struct bracket *a);
+/* rate.c */
+void tsc__rate_bracket(struct rate_check *r, const struct bracket *b);
+void tsc__rate_reset(struct rate_check *r);
+int tsc__rate_check(struct rate_check *r, struct factors *f);
 /* publish.c */
 uint64_t tsc__mono_raw(void);
 uint64_t tsc__clock_ns(clockid_t clk);

@@ -64,7 +64,8 @@ int tsc__perf_factors(struct factors *f, char *why, size_t cap)
 	f->mult = mult;
 	f->shift = shift;
 	f->khz = (uint64_t)(((unsigned __int128)1000000 << shift) / mult);
-	f->err_ppb = 0;
+	/* The kernel computes time_mult from tsc_khz: that rounding too. */
+	f->err_ppb = tsc__rounding_ppb(f->khz, mult);
 	snprintf(why, cap, "perf mmap page: time_mult %u time_shift %u", mult, shift);
 	return 0;
 }

@@ -32,11 +32,12 @@
  *    new source (measured by reading the old one again around it) and
  *    SWITCH_MARGIN_NS.  The old line reaches c within a few us, so the
  *    margin covers rates up to 10% apart until then.
- *  - A refinement (the same TSC, factors within 10 ppm): a slew.  A
- *    slower line meets the old one, plus 1 ns, at P, the tick where the
- *    old one reaches c, and lies above it before P; a faster one meets it
- *    at the writer's now and lies above it after: it steps by 1 ns plus
- *    10 ppm of the time to P.
+ *  - A refinement (the same TSC, factors within 10 ppm; a rate check's
+ *    correction, rate.c, within 1000 ppm): a slew.  A slower line meets
+ *    the old one, plus 1 ns, at P, the tick where the old one reaches c,
+ *    and lies above it before P; a faster one meets it at the writer's
+ *    now and lies above it after: it steps by 1 ns plus the change of
+ *    rate times the time to P.
  *  - The takeover from the fallback clock when a calibration reaches its
  *    1 ppm bound (or perf answers after the open): the TSC line through
  *    the clock's reading at the start of its bracket, plus what the two
@@ -47,8 +48,8 @@
  *    go back by that skew (documented; a 1 us margin would be a step).
  * Past c, the new line stays at or above the held v - HOLD_NS as long as
  * the writer's stall times the change of rate is below HOLD_NS: 100 s
- * for a refinement, 2 s for lines 500 ppm apart, 12 ms against a
- * CLOCK_MONOTONIC that NTP slews at 8%.  A longer stall can still take
+ * for a refinement, 1 s for a rate correction of 1000 ppm, 2 s for lines
+ * 500 ppm apart, 12 ms against a CLOCK_MONOTONIC that NTP slews at 8%.  A longer stall can still take
  * time back, by the excess.
  *
  * The old source is read again whenever RDTSC still executes, also under
@@ -366,15 +367,22 @@ static int64_t scale_now(struct tsc *t)
 	return off;
 }
 
-/* A refinement of the TSC's factors: the same source, within 10 ppm. */
-static bool refinement(const struct tsc *t, const struct tsc_fast_state *f,
-		       const struct tsc_fast_state *nf)
+/* ns per 2^64 ticks: the rate of a state's factors, whatever its shift. */
+static unsigned __int128 rate_of(const struct tsc_fast_state *f)
 {
-	uint64_t dm = nf->mult > f->mult ? nf->mult - f->mult : f->mult - nf->mult;
+	return (unsigned __int128)f->mult << (64 - f->shift);
+}
+
+/* A refinement of the TSC's factors: the same source, within 10 ppm, or
+ * a rate check's correction (or its end), within 1000 ppm. */
+static bool refinement(const struct tsc *t, const struct tsc_fast_state *f,
+		       const struct tsc_fast_state *nf, bool rate_fix)
+{
+	unsigned __int128 a = rate_of(f), b = rate_of(nf), d = a > b ? a - b : b - a;
 
 	return f->mode == TSC_MODE_TSC && nf->mode == TSC_MODE_TSC &&
-	       nf->rdtscp == f->rdtscp && nf->shift == f->shift &&
-	       dm <= f->mult / 100000 && tsc__rdtsc_allowed(t, &t->df);
+	       nf->rdtscp == f->rdtscp && d <= a / (rate_fix ? 1000 : 100000) &&
+	       tsc__rdtsc_allowed(t, &t->df);
 }
 
 /* A refinement as a slew (see the top of the file): a slower line
@@ -382,13 +390,14 @@ static bool refinement(const struct tsc *t, const struct tsc_fast_state *f,
  * reaches c, and lies above it before P; a faster one meets it at the
  * writer's now, and lies above it after.  Either way it is, tick by
  * tick from the writer's now on, at or above the old line held at c,
- * and above it by no more than 1 ns plus 10 ppm of the time to P. */
+ * and above it by no more than 1 ns plus the change of rate (10 ppm,
+ * 1000 for a rate correction) times the time to P. */
 static void refine(struct tsc *t, const struct tsc_fast_state *old, struct tsc_fast_state *nf,
 		   uint64_t c)
 {
 	uint64_t now = wtsc(t), at = conv(old, now) + old->offset, p = now;
 
-	if (nf->mult < old->mult && c > at)	/* ticks to c, rounded up */
+	if (rate_of(nf) < rate_of(old) && c > at)	/* ticks to c, rounded up */
 		p += (uint64_t)((((unsigned __int128)(c - at) << old->shift) + old->mult - 1) /
 				old->mult);
 	nf->offset = conv(old, p) + old->offset - conv(nf, p) + 1;
@@ -434,6 +443,7 @@ int tsc__publish(struct tsc *t, const struct decision *d)
 {
 	struct tsc_fast_state *f = current(t), nf = *f, old;
 	bool first = !t->published, takeover, refined = false, old_runs;
+	bool rate_fix = d->rate_fixed || t->d.rate_fixed;
 	uint64_t c;
 	int64_t step;
 
@@ -461,12 +471,17 @@ int tsc__publish(struct tsc *t, const struct decision *d)
 		store_fast(&t->fast.s[0], &nf);
 		store_fast(&t->fast.s[1], &nf);
 	} else {
-		refined = refinement(t, f, &nf);
+		refined = refinement(t, f, &nf, rate_fix);
 		old_runs = old.mode != TSC_MODE_TSC || tsc__rdtsc_allowed(t, &t->df);
 		open_mark(t);
 		c = close_mark(t, &old, old_runs);
-		if (refined)
+		if (refined) {
 			refine(t, &old, &nf, c);
+			/* The wall mapping's rates are against library ns:
+			 * they change with them (wall.c). */
+			t->rescale += (int64_t)(((__int128)rate_of(&nf) - (__int128)rate_of(&old)) *
+						(1ll << 32) / (__int128)rate_of(&old));
+		}
 		else if (takeover)
 			take_over(t, &old, &nf, d->f.err_ppb, c);
 		else

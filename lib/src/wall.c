@@ -294,8 +294,10 @@ static void rates(struct tsc *t, const struct wall_sample *x, bool first, bool r
 
 		if (first) {
 			w->rate = i == W_MONO && x->freq_ok ? x->freq : 0;
+			w->measured = false;
 		} else if (resumed) {
-			/* The span holds a suspend: keep the rate, measure anew. */
+			/* The span holds a suspend, or library ns changed
+			 * their rate (rescale()): keep the rate, measure anew. */
 			if (i == W_MONO)
 				w->rate += dfreq;
 		} else if (i == W_MONO && x->freq_ok && t->wfreq_ok && x->freq != w->freq) {
@@ -306,6 +308,7 @@ static void rates(struct tsc *t, const struct wall_sample *x, bool first, bool r
 			int64_t dc = (int64_t)(x->c[i] - w->c) - (int64_t)span;
 
 			w->rate = (int64_t)((__int128)dc * (1ll << 32) / (int64_t)span);
+			w->measured = true;
 		} else {
 			if (i == W_MONO)
 				w->rate += dfreq;
@@ -318,6 +321,36 @@ static void rates(struct tsc *t, const struct wall_sample *x, bool first, bool r
 	}
 	t->wfreq = x->freq;
 	t->wfreq_ok = x->freq_ok;
+}
+
+/* Library ns changed their rate by 1 + k (a refinement, publish.c):
+ * each measured rate against them changes by 1 / (1 + k), and a span
+ * across the change measures neither (rates() measures anew).  A rate
+ * not yet measured was taken as RAW's being library ns' own; where the
+ * rate check has measured the TSC against RAW (rate.c), RAW's rate
+ * against library ns is known from it now. */
+static void rescale(struct tsc *t, int64_t k)
+{
+	const struct tsc_fast_state *f = &t->fast.s[t->fast.seq & 1];
+	const struct factors *m = &t->rate.m.f;
+	int64_t raw = 0;
+	int i;
+
+	if (m->src && f->mode == TSC_MODE_TSC) {
+		__int128 a = (__int128)((unsigned __int128)m->mult << (64 - m->shift));
+		__int128 b = (__int128)((unsigned __int128)f->mult << (64 - f->shift));
+
+		raw = clamp((int64_t)((a - b) * 1000000 / b * (1ll << 32) / 1000000), MAX_RATE);
+	}
+	for (i = W_RAW; i <= W_MONO; i++) {
+		struct wall_track *w = &t->wt[i];
+
+		if (w->measured)
+			w->rate = (int64_t)((((__int128)1 << 32) + w->rate) * (1ll << 32) /
+					    ((1ll << 32) + k)) - (1ll << 32);
+		else
+			w->rate = raw + (i == W_MONO && t->wfreq_ok ? t->wfreq : 0);
+	}
 }
 
 /* The kernel's clock i at ns, extrapolated from the sample. */
@@ -601,7 +634,7 @@ static void publish(struct tsc *t, const struct wall_copy *old, struct wall_copy
 int tsc__wall_anchor(struct tsc *t, const struct wall_sample *x)
 {
 	struct wall_copy old = t->wall.c[t->wall.seq & 1], n = old;
-	bool first = !old.valid;
+	bool first = !old.valid, rescaled;
 	uint64_t T;
 	int i;
 
@@ -620,7 +653,11 @@ int tsc__wall_anchor(struct tsc *t, const struct wall_sample *x)
 		if (f > x->c[i])
 			n.m[i].cur.back += f - x->c[i];
 	}
-	rates(t, x, first, !first && resumed(t, x));
+	rescaled = t->rescale != 0;
+	if (rescaled && !first)
+		rescale(t, t->rescale);
+	t->rescale = 0;
+	rates(t, x, first, !first && (rescaled || resumed(t, x)));
 	for (i = 0; i < W_NR; i++) {
 		int step = i >= W_REAL ? stepped(t, x, i, first) : 0;
 
@@ -659,7 +696,8 @@ static void measure(struct tsc *t, clockid_t clk, uint64_t *l, uint64_t *c, uint
  * TSC reads, the narrowest of 8, and the library's ns from the same
  * ticks (the state cannot change: the caller holds the lock every
  * publisher takes).  The bracket is also the calibration's next one
- * (decide.c): the refinements take no readings of their own. */
+ * (decide.c): the refinements take no readings of their own; and the
+ * rate check's (rate.c). */
 static void measure_raw_tsc(struct tsc *t, uint64_t *l, uint64_t *c, uint64_t *w)
 {
 	struct bracket b = { 0 }, s;
@@ -681,6 +719,7 @@ static void measure_raw_tsc(struct tsc *t, uint64_t *l, uint64_t *c, uint64_t *w
 	*c = b.ns;
 	t->anchor_b = b;
 	t->anchor_b_new = true;
+	tsc__rate_bracket(&t->rate, &b);
 }
 
 /* adjtimex()'s frequency and tick as a rate in 2^-32 units: MONOTONIC's
@@ -702,6 +741,8 @@ int tsc__reanchor(struct tsc *t)
 	struct wall_sample x = { .freq_ok = false };
 	int i;
 
+	if (!tsc_in_use(t))
+		tsc__rate_reset(&t->rate);	/* measured only while in use */
 	for (i = 0; i < W_NR; i++)
 		if (i == W_RAW && tsc_in_use(t))
 			measure_raw_tsc(t, &x.l[i], &x.c[i], &x.w[i]);

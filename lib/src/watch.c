@@ -48,12 +48,37 @@ static const char *const watched[NWATCHED] = {
 
 #define ANCHOR_NS 1000000000ull
 #define CALIB_TICK_NS 10000000ull	/* the timer while calibrating */
+#define EARLY_NS 50000000ull		/* the first anchors' spacing, at least */
+
+/* The TSC came into use this long ago, by the rate check's first
+ * bracket (rate.c); UINT64_MAX if it is not in use or is calibrated
+ * (a calibration refines itself). */
+static uint64_t rate_age(const struct tsc *t)
+{
+	if (!t->d.usable || t->d.f.src == TSC_SRC_CALIBRATION || !t->rate.m.done)
+		return UINT64_MAX;
+	return tsc__mono_raw() - t->rate.m.start_ns;
+}
+
+/* How far apart anchors are: 1 s, but while the rate check is younger
+ * than that, no further than its age (and at least 50 ms), so that a
+ * frequency that is off is corrected within 50 ms, and the correction
+ * tightens at 100, 200, 400 and 800 ms: the wall mapping is off by the
+ * rate error times the time to the first anchor that measures it. */
+static uint64_t anchor_ns(const struct tsc *t)
+{
+	uint64_t age = rate_age(t);
+
+	return age >= ANCHOR_NS ? ANCHOR_NS : age < EARLY_NS ? EARLY_NS : age;
+}
 
 /* The timer's period: 10 ms while the TSC waits for factors (a
- * calibration's bound, perf's answer), else 1 s.  Returns 0 or -errno. */
+ * calibration's bound, perf's answer), 50 ms while anchors are early
+ * (anchor_ns()), else 1 s.  Returns 0 or -errno. */
 static int set_timer(struct tsc *t)
 {
-	uint64_t ns = tsc__calibrating(t) || t->d.calib_wait ? CALIB_TICK_NS : ANCHOR_NS;
+	uint64_t ns = tsc__calibrating(t) || t->d.calib_wait ? CALIB_TICK_NS :
+		      rate_age(t) < ANCHOR_NS ? EARLY_NS : ANCHOR_NS;
 	struct itimerspec its;
 
 	if (t->timerfd < 0 || ns == t->timer_ns)
@@ -84,11 +109,11 @@ static int look(struct tsc *t)
 		/* nothing to do: the timer is only a wake-up */
 	}
 	tsc__dyn_facts(t, &t->df);
-	/* While the calibrated factors are refined, the anchor that is due
-	 * comes first: its bracket is the refinement's (decide.c).  Only
-	 * while RDTSC may still run (the anchor reads the TSC). */
-	due = tsc__mono_raw() - t->last_anchor_raw >= ANCHOR_NS - ANCHOR_NS / 50;
-	if (due && tsc__refining(t) && tsc__rdtsc_allowed(t, &t->df)) {
+	/* While the TSC is in use, the anchor that is due comes first: its
+	 * bracket is the refinement's and the rate check's (decide.c).
+	 * Only while RDTSC may still run (the anchor reads the TSC). */
+	due = tsc__mono_raw() - t->last_anchor_raw >= anchor_ns(t) - anchor_ns(t) / 50;
+	if (due && tsc_in_use(t) && tsc__rdtsc_allowed(t, &t->df)) {
 		tsc__reanchor(t);
 		due = false;
 	}
