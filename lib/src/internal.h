@@ -141,7 +141,8 @@ struct calib {
  * (a calibration that never ends), against the factors in use. */
 struct rate_check {
 	struct calib m;		/* the measurement: factors m.f, bound m.f.err_ppb */
-	bool use;		/* a correction is in use: fix, in place of of */
+	bool use;		/* a correction is in use: fix, in place of of,
+				 * the factors checked (measured since they came) */
 	struct factors fix, of;
 	int64_t error_ppb;	/* of's rate minus the measured, ppb */
 	uint64_t corrections;
@@ -285,6 +286,20 @@ struct tsc {
 	struct {
 		uint64_t v;
 	} mark __attribute__((aligned(64)));
+	/* What a wall read needs to tell that the TSC jumped, for each copy
+	 * of the mapping (written with it), and est for the next (wall.c):
+	 * library ns minus RAW at the anchor, RAW then, how fast library ns
+	 * may run off RAW (ppb), the anchor's width, and where the copy's
+	 * reads go out of line (its slow_from). */
+	struct wall_est {
+		int64_t scale;
+		uint64_t raw, ppb, w, slow_at;
+		uint32_t tsc;		/* the TSC was in use: it may jump */
+	} wall_est[2], est, jump_est;
+	bool jumped_ahead;	/* jump_est: the copy in use's, which readers
+				 * follow after the jump (wall.c) */
+	int64_t rebase;		/* library ns jumped ahead by this: the next
+				 * mapping is moved on by it (wall.c) */
 	struct wall_track wt[W_NR];
 	int64_t rescale;	/* library ns' rate changed by this (2^-32 units)
 				 * since the last anchor: a refinement (publish.c) */
@@ -356,6 +371,7 @@ uint64_t tsc__clock_ns(clockid_t clk);
 int tsc__publish(struct tsc *t, const struct decision *d);
 void tsc__latch_turn(uint32_t *seq);
 uint64_t tsc__lib_now(struct tsc *t);
+void tsc__step(struct tsc *t, uint64_t ns);
 /* wall.c; caller holds t->lock */
 int tsc__reanchor(struct tsc *t);
 int tsc__wall_anchor(struct tsc *t, const struct wall_sample *x);

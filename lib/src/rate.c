@@ -10,7 +10,9 @@
  * give way to the measured factors, which publish.c brings in as a slew.
  * The correction stays while the measurement agrees with it, and is
  * replaced when it does not, or when the measurement has become twice
- * as tight: after a few seconds it is within a few ppb.  A calibration
+ * as tight: after a few seconds it is within a few ppb.  Other factors
+ * (the kernel's changed) are measured anew: the kernel's clock may have
+ * changed its rate with them.  A calibration
  * in use is refined the same way already (decide.c): not checked here.
  */
 #include <string.h>
@@ -67,13 +69,17 @@ int tsc__rate_check(struct rate_check *r, struct factors *f)
 	const struct factors *m = &r->m.f;
 	uint64_t err = m->err_ppb;
 
+	if (r->of.src != f->src || r->of.mult != f->mult || r->of.shift != f->shift) {
+		/* Other factors (the kernel's may follow a change of its
+		 * clock): measure anew, from the next anchor. */
+		tsc__rate_reset(r);
+		r->of = *f;
+		return 0;
+	}
 	if (!m->src || r->m.took_ns < MIN_SPAN_NS) {
 		r->use = false;
 		return 0;
 	}
-	if (r->use && (r->of.src != f->src || r->of.mult != f->mult ||
-		       r->of.shift != f->shift))
-		r->use = false;		/* other factors now: check them anew */
 	r->error_ppb = rate_diff_ppb(f, m);
 	if (r->use) {
 		/* Replace it if the measurement moved off it, or is now
@@ -85,7 +91,6 @@ int tsc__rate_check(struct rate_check *r, struct factors *f)
 		}
 	} else if (abs64(r->error_ppb) > f->err_ppb + err) {
 		r->use = true;
-		r->of = *f;
 		r->fix = *m;
 		r->corrections++;
 	}

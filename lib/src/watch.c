@@ -55,8 +55,10 @@ static const char *const watched[NWATCHED] = {
  * (a calibration refines itself). */
 static uint64_t rate_age(const struct tsc *t)
 {
-	if (!t->d.usable || t->d.f.src == TSC_SRC_CALIBRATION || !t->rate.m.done)
+	if (!t->d.usable || t->d.f.src == TSC_SRC_CALIBRATION)
 		return UINT64_MAX;
+	if (!t->rate.m.done)
+		return 0;	/* starts at the next anchor */
 	return tsc__mono_raw() - t->rate.m.start_ns;
 }
 
