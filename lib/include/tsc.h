@@ -537,8 +537,10 @@ TSCINLINE uint64_t tsc_now_ns_ordered(const struct tsc *t)
  * below takes copy 0 while seq is even, writes nothing, and leaves to
  * __tsc_wall() everything else: seq odd (the writer is changing the
  * mapping: such reads go through a mark, as __tsc_held() does for the
- * line), ns before cur.s, a mapping not yet valid, a forked child whose
- * anchor is due (slow_from), and the errors.
+ * line), ns before cur.s, a mapping not yet valid, ns past slow_from
+ * (a forked child's anchor is due; the watcher's is overdue, or a read
+ * saw the TSC jump: such reads compare ns with CLOCK_MONOTONIC_RAW), and
+ * the errors.
  */
 enum { __TSC_W_NR = 5 };	/* RAW, MONOTONIC, REALTIME, BOOTTIME, TAI */
 

@@ -438,6 +438,23 @@ static void fill_info(struct tsc *t, const struct decision *d)
 	i->decisions++;
 }
 
+/* The TSC jumped back (wall.c found library ns by far behind
+ * CLOCK_MONOTONIC_RAW): the line steps forward by ns, so that it runs
+ * on from where it was, through the mark as at a switch: a read is
+ * never below one made before (but those made since the jump, which
+ * went back with the TSC).  Caller holds t->lock. */
+void tsc__step(struct tsc *t, uint64_t ns)
+{
+	struct tsc_fast_state old = *current(t), nf = old;
+
+	if (old.mode != TSC_MODE_TSC)
+		return;
+	nf.offset += ns;
+	open_mark(t);
+	close_mark(t, &old, true);
+	put_new(t, &nf);
+}
+
 /* Caller holds t->lock.  Returns 1 if the fast path changed. */
 int tsc__publish(struct tsc *t, const struct decision *d)
 {

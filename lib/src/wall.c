@@ -63,6 +63,7 @@ static const clockid_t wall_clk[W_NR] = {
 #define MARK_CLOSED	(1ull << 63)
 #define MARK_OPEN	(1ull << 62)	/* | seq: open, nothing raised yet */
 #define HOLD_NS		1000000ull	/* a held read stands still at most this long */
+#define SLOW_GRACE_NS	200000000ull	/* an anchor this late: reads look for a jump */
 
 static int64_t clamp(int64_t v, int64_t lim)
 {
@@ -186,16 +187,60 @@ static void child_anchor(struct tsc *t)
 	errno = saved;
 }
 
+static void load_est(struct wall_est *d, const struct wall_est *e)
+{
+	d->scale = __atomic_load_n(&e->scale, __ATOMIC_RELAXED);
+	d->raw = __atomic_load_n(&e->raw, __ATOMIC_RELAXED);
+	d->ppb = __atomic_load_n(&e->ppb, __ATOMIC_RELAXED);
+	d->w = __atomic_load_n(&e->w, __ATOMIC_RELAXED);
+	d->slow_at = __atomic_load_n(&e->slow_at, __ATOMIC_RELAXED);
+	d->tsc = __atomic_load_n(&e->tsc, __ATOMIC_RELAXED);
+}
+
+/* Where library ns should be by CLOCK_MONOTONIC_RAW now (raw), at the
+ * top of what they may have drifted from the anchor on. */
+static uint64_t est_high(const struct wall_est *e, uint64_t raw)
+{
+	uint64_t el = raw > e->raw ? raw - e->raw : 0;
+
+	return raw + (uint64_t)e->scale + e->w +
+	       (uint64_t)((unsigned __int128)el * e->ppb / 1000000000);
+}
+
+/* Is library ns now, ns, where CLOCK_MONOTONIC_RAW says, within the
+ * jump bound (1 ms, 1000 ppm since the anchor, its width)?  If not,
+ * the TSC jumped since: *at is where reads map instead: library ns by
+ * RAW (est_high()), and after a jump ahead, never below what reads of
+ * the copy mapped inline (up to its slow_at). */
+static bool jumped_read(const struct wall_est *e, uint64_t ns, uint64_t *at)
+{
+	uint64_t raw = tsc__mono_raw(), el = raw > e->raw ? raw - e->raw : 0;
+	uint64_t est = raw + (uint64_t)e->scale, thr = JUMP_NS + el / 1000 + e->w, lim;
+
+	if (ns + thr >= est && ns <= est + thr)
+		return false;
+	*at = est_high(e, raw);
+	lim = ns < e->slow_at ? ns : e->slow_at;
+	if (ns > est && lim > *at)
+		*at = lim;
+	return true;
+}
+
 /* The inline reads' slow path (tsc.h): clock clk at ns, or now, read in
  * the same pass as the copy, so that it is never below where that
- * copy's last segment began. */
+ * copy's last segment began.  A read of now that finds library ns off
+ * the copy's segment by more than the inline path takes (over 1 ms
+ * below its start, or past slow_from) looks for a jump of the TSC: then
+ * it maps where library ns should be (jumped_read()), and sends every
+ * read here until the writer has dealt with it (slow_from 0). */
 TSC_API int __tsc_wall(struct tsc *t, clockid_t clk, bool now, uint64_t ns, uint64_t *out)
 {
 	int i = clock_index(clk);
 	const struct wall_copy *c;
 	struct wall_map m;
+	struct wall_est e;
 	uint32_t seq, valid;
-	uint64_t v, back;
+	uint64_t v, back, at, slow;
 
 	if (!t || !out || i == W_NR)
 		return tsc__set_errno(-EINVAL);
@@ -210,11 +255,18 @@ TSC_API int __tsc_wall(struct tsc *t, clockid_t clk, bool now, uint64_t ns, uint
 		load_seg(&m.cur, &c->m[i].cur);
 		load_seg(&m.floor, &c->m[i].floor);
 		m.floor_from = __atomic_load_n(&c->m[i].floor_from, __ATOMIC_RELAXED);
+		load_est(&e, &t->wall_est[seq & 1]);
+		slow = __atomic_load_n(&t->wall.slow_from, __ATOMIC_RELAXED);
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
 		if (__atomic_load_n(&t->wall.seq, __ATOMIC_RELAXED) != seq)
 			continue;
 		if (!valid)
 			return tsc__set_errno(-EAGAIN);
+		if (now && e.tsc && (ns + JUMP_NS < m.cur.s || ns >= slow || ns >= e.slow_at) &&
+		    jumped_read(&e, ns, &at)) {
+			__atomic_store_n(&t->wall.slow_from, 0, __ATOMIC_RELAXED);
+			ns = at;
+		}
 		v = map_at(&m, ns);
 		if (now && (seq & 1)) {
 			/* The mark counts REALTIME and TAI without their
@@ -239,6 +291,16 @@ static void store_seg(struct wall_seg *d, const struct wall_seg *g)
 	__atomic_store_n(&d->rate, g->rate, __ATOMIC_RELAXED);
 	__atomic_store_n(&d->slew, g->slew, __ATOMIC_RELAXED);
 	__atomic_store_n(&d->back, g->back, __ATOMIC_RELAXED);
+}
+
+static void store_est(struct wall_est *d, const struct wall_est *e)
+{
+	__atomic_store_n(&d->scale, e->scale, __ATOMIC_RELAXED);
+	__atomic_store_n(&d->raw, e->raw, __ATOMIC_RELAXED);
+	__atomic_store_n(&d->ppb, e->ppb, __ATOMIC_RELAXED);
+	__atomic_store_n(&d->w, e->w, __ATOMIC_RELAXED);
+	__atomic_store_n(&d->slow_at, e->slow_at, __ATOMIC_RELAXED);
+	__atomic_store_n(&d->tsc, e->tsc, __ATOMIC_RELAXED);
 }
 
 static void store_copy(struct wall_copy *d, const struct wall_copy *n)
@@ -454,6 +516,22 @@ static int64_t steepest(const struct wall_map *m, int64_t r)
 	return r;
 }
 
+/* The highest library ns (of the copy in use) that reads may have
+ * mapped by the writer's now x: x, but after a jump ahead, reads stop
+ * where jumped_read() stops them. */
+static uint64_t cap_at(const struct tsc *t, uint64_t x)
+{
+	const struct wall_est *e = &t->jump_est;
+	uint64_t hi, lim;
+
+	if (!t->jumped_ahead)
+		return x;
+	hi = est_high(e, tsc__mono_raw());
+	lim = x < e->slow_at ? x : e->slow_at;
+	hi = hi > lim ? hi : lim;
+	return hi < x ? hi : x;
+}
+
 /* Readers of the copies replaced in this anchor map ns up to the writer's
  * now (+ skew, for a CPU whose TSC is ahead).  If that reached T, where
  * their mappings and the new one part, start the new segments further
@@ -483,7 +561,9 @@ static bool behind(struct tsc *t, const struct wall_copy *old, struct wall_copy 
 
 		b = seg_at(&m->cur, T);
 		if (!t->wt[i].back) {
-			hi = map_at(m, now) > map_at(o, now) ? map_at(m, now) : map_at(o, now);
+			uint64_t oc = map_at(o, cap_at(t, now));
+
+			hi = map_at(m, now) > oc ? map_at(m, now) : oc;
 			m->floor = (struct wall_seg){ .s = now, .b = hi,
 						      .rate = steepest(o, steepest(m, INT64_MIN)),
 						      .back = m->prev.back };
@@ -538,6 +618,7 @@ static int64_t least_rate(const struct wall_seg *g, int64_t r)
 static void close_marks(struct tsc *t, const struct wall_copy *h, const struct wall_copy *n)
 {
 	uint64_t x = t->wall_now(t) + SKEW_NS, c0, c, m;
+	uint64_t cap = cap_at(t, x);	/* after a jump ahead: jumped_read() */
 	int i;
 
 	for (i = 0; i < W_NR; i++) {
@@ -551,7 +632,7 @@ static void close_marks(struct tsc *t, const struct wall_copy *h, const struct w
 			r = least_rate(&g->floor, r);
 		if (r < -(1ll << 32))
 			r = -(1ll << 32);
-		c0 = h->valid ? map_at(g, x) + (x >= g->cur.s ? g->cur.back : g->prev.back) : 0;
+		c0 = h->valid ? map_at(g, cap) + (cap >= g->cur.s ? g->cur.back : g->prev.back) : 0;
 		m = __atomic_load_n(&t->wall_mark.v[i], __ATOMIC_ACQUIRE);
 		for (;;) {
 			uint64_t xc = x;
@@ -575,6 +656,29 @@ static void close_marks(struct tsc *t, const struct wall_copy *h, const struct w
 	}
 }
 
+/* After a jump ahead, n's segment before T is the old one moved on
+ * (rebase()), below what reads mapped meanwhile; reads of n are of now,
+ * from the writer's clock (less the skew) on: from there, n is at least
+ * the line held reads follow, from where they are held (c, the highest
+ * value handed out), and its last segment no lower.  Not where behind()
+ * bridged already. */
+static void floor_jumped(const struct tsc *t, struct wall_map *m, int i)
+{
+	const struct wall_hold *h = &t->wall_hold[i];
+	uint64_t xs = h->x > SKEW_NS ? h->x - SKEW_NS : 0, y;
+	int64_t d;
+
+	if (m->floor_from == UINT64_MAX) {
+		m->floor = (struct wall_seg){ .s = xs, .b = h->c - m->cur.back, .rate = h->r,
+					      .back = m->cur.back };
+		m->floor_from = xs;
+	}
+	y = m->cur.s > xs ? m->cur.s : xs;
+	d = (int64_t)(seg_at(&m->floor, y) - seg_at(&m->cur, y));
+	if (d > 0)
+		m->cur.b += (uint64_t)d;
+}
+
 /* Step 3, before readers are sent to n: each clock's last segment is,
  * from where the line held reads follow begins (or its own start, if
  * later) on, no lower than that line (counted with the steps back), and
@@ -596,6 +700,8 @@ static void raise_to_marks(const struct tsc *t, struct wall_copy *n)
 
 		if (d > 0)
 			g->b += (uint64_t)d;
+		if (t->jumped_ahead)
+			floor_jumped(t, &n->m[i], i);
 	}
 }
 
@@ -622,13 +728,32 @@ static void publish(struct tsc *t, const struct wall_copy *old, struct wall_copy
 		do {
 			raise_to_marks(t, n);
 			store_copy(&t->wall.c[0], n);
+			store_est(&t->wall_est[0], &t->est);
 		} while (old && behind(t, old, n, from));
 		if (t->wall_stall)			/* a test: after the last look */
 			t->wall_stall(t);
 		tsc__latch_turn(&t->wall.seq);		/* readers: c[0] */
 		store_copy(&t->wall.c[1], n);
+		store_est(&t->wall_est[1], &t->est);
 		again = old && behind(t, old, n, from);
 	} while (again);
+}
+
+/* Library ns jumped ahead by r: the mapping moves on with them, so that
+ * it maps them where it mapped them before the jump. */
+static void rebase(struct wall_copy *n, uint64_t r)
+{
+	int i;
+
+	for (i = 0; i < W_NR; i++) {
+		struct wall_map *m = &n->m[i];
+
+		m->prev.s += r;
+		m->cur.s += r;
+		m->floor.s += r;
+		if (m->floor_from != UINT64_MAX)
+			m->floor_from += r;
+	}
 }
 
 int tsc__wall_anchor(struct tsc *t, const struct wall_sample *x)
@@ -638,6 +763,8 @@ int tsc__wall_anchor(struct tsc *t, const struct wall_sample *x)
 	uint64_t T;
 	int i;
 
+	if (t->rebase && !first)
+		rebase(&n, (uint64_t)t->rebase);
 	if (!writer_now(t, &T)) {
 		first = true;		/* library ns went back: start anew */
 		t->wall_T = 0;
@@ -653,7 +780,8 @@ int tsc__wall_anchor(struct tsc *t, const struct wall_sample *x)
 		if (f > x->c[i])
 			n.m[i].cur.back += f - x->c[i];
 	}
-	rescaled = t->rescale != 0;
+	rescaled = t->rescale != 0 || t->rebase;	/* rates: measure anew */
+	t->rebase = 0;
 	if (rescaled && !first)
 		rescale(t, t->rescale);
 	t->rescale = 0;
@@ -736,23 +864,73 @@ static bool ntp_freq(int64_t *rate)
 	return true;
 }
 
+static void measure_all(struct tsc *t, struct wall_sample *x)
+{
+	int i;
+
+	for (i = 0; i < W_NR; i++)
+		if (i == W_RAW && tsc_in_use(t))
+			measure_raw_tsc(t, &x->l[i], &x->c[i], &x->w[i]);
+		else
+			measure(t, wall_clk[i], &x->l[i], &x->c[i], &x->w[i]);
+}
+
+/* Did the TSC jump since the last anchor?  Library ns minus RAW moved by
+ * more than 1 ms, 1000 ppm of the time since, and both widths (no
+ * factors are that far off: rate.c corrects them).  Back: the line
+ * steps forward to where it should be, at the top of its drift
+ * (est_high(), as readers that saw the jump mapped), and the anchor is
+ * measured again.  Ahead: the line stays (reads of it went ahead), and
+ * the mapping moves on with it (rebase()), from no lower than reads
+ * mapped meanwhile (cap_at()).  Either way the rate is measured anew. */
+static void check_jump(struct tsc *t, struct wall_sample *x)
+{
+	int64_t d = (int64_t)(x->l[W_RAW] - x->c[W_RAW]) - t->scale_offset;
+	uint64_t el = x->c[W_RAW] - t->last_anchor_raw;
+	int64_t thr = (int64_t)(JUMP_NS + el / 1000 + x->w[W_RAW] + t->est.w);
+
+	if (!t->est.tsc || !tsc_in_use(t) || !t->last_anchor_raw || llabs(d) <= thr)
+		return;
+	t->info.tsc_jumps++;
+	t->info.last_tsc_jump_ns = d;
+	tsc__rate_reset(&t->rate);
+	if (d < 0) {
+		tsc__step(t, (uint64_t)-d + t->est.w +
+			  (uint64_t)((unsigned __int128)el * t->est.ppb / 1000000000));
+		measure_all(t, x);
+		return;
+	}
+	t->jump_est = t->est;
+	t->jump_est.scale = t->scale_offset;
+	t->jumped_ahead = true;
+	t->rebase = d;
+}
+
 int tsc__reanchor(struct tsc *t)
 {
 	struct wall_sample x = { .freq_ok = false };
-	int i;
+	bool watched = !t->opts.no_watcher && !__atomic_load_n(&t->rearm, __ATOMIC_RELAXED);
+	uint64_t slow;
 
 	if (!tsc_in_use(t))
 		tsc__rate_reset(&t->rate);	/* measured only while in use */
-	for (i = 0; i < W_NR; i++)
-		if (i == W_RAW && tsc_in_use(t))
-			measure_raw_tsc(t, &x.l[i], &x.c[i], &x.w[i]);
-		else
-			measure(t, wall_clk[i], &x.l[i], &x.c[i], &x.w[i]);
+	measure_all(t, &x);
+	check_jump(t, &x);
 	x.freq_ok = ntp_freq(&x.freq);
+	/* With a watcher, reads past when the next anchor is due, and a
+	 * grace, look for a jump ahead; a forked child's anchor themselves
+	 * (child_anchor()); others never go out of line. */
+	slow = watched ? x.l[W_RAW] + INTERVAL_NS + SLOW_GRACE_NS :
+	       __atomic_load_n(&t->rearm, __ATOMIC_RELAXED) ? x.l[W_RAW] + INTERVAL_NS :
+	       UINT64_MAX;
+	t->est = (struct wall_est){ .scale = (int64_t)(x.l[W_RAW] - x.c[W_RAW]),
+				    .raw = x.c[W_RAW], .w = x.w[W_RAW],
+				    .ppb = t->d.f.err_ppb + 1000, .slow_at = slow,
+				    .tsc = tsc_in_use(t) };
 	tsc__wall_anchor(t, &x);
+	t->jumped_ahead = false;
 	__atomic_store_n(&t->anchor_next, x.l[W_RAW] + INTERVAL_NS, __ATOMIC_RELAXED);
-	if (__atomic_load_n(&t->rearm, __ATOMIC_RELAXED))	/* a forked child's */
-		__atomic_store_n(&t->wall.slow_from, x.l[W_RAW] + INTERVAL_NS, __ATOMIC_RELAXED);
+	__atomic_store_n(&t->wall.slow_from, slow, __ATOMIC_RELAXED);
 	t->last_anchor_raw = tsc__mono_raw();
 	t->scale_offset = (int64_t)(x.l[W_RAW] - x.c[W_RAW]);
 	t->info.scale_offset_ns = t->scale_offset;
