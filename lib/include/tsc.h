@@ -150,30 +150,51 @@ struct tsc_opts {
 };
 
 /* Declare zero-filled options: TSC_OPTS(o, .sysroot = "dump"); or
- * TSC_OPTS(o, ) for none.  In C++ too (designated initializers, a C++20
- * feature that g++ and clang++ take in C++11 and C++17 as an extension),
- * where g++'s -Wextra would warn about every member left out: they are
- * zero, as in C, so the macro turns that warning off for itself. */
+ * TSC_OPTS(o, ) for none.  In C, designated initializers, in any order.
+ * C++ (C++11 on) has no designated initializers before C++20, and
+ * there, in declaration order only: g++ rejects others ("designator
+ * order for field ... does not match declaration order").  So in C++
+ * the macro takes each ".member = value" as an assignment to a zeroed
+ * struct, in a lambda: any order, any of the struct's members (up to
+ * 11 of them), at function scope (it captures by reference). */
 #ifdef __cplusplus
-#define __TSC_OPTS_PUSH							\
-	_Pragma("GCC diagnostic push")					\
-	_Pragma("GCC diagnostic ignored \"-Wmissing-field-initializers\"")
-#define __TSC_OPTS_POP _Pragma("GCC diagnostic pop")
+#define __TSC_OPT1(o, a) (void)(o a);
+#define __TSC_OPT2(o, a, ...) (void)(o a); __TSC_OPT1(o, __VA_ARGS__)
+#define __TSC_OPT3(o, a, ...) (void)(o a); __TSC_OPT2(o, __VA_ARGS__)
+#define __TSC_OPT4(o, a, ...) (void)(o a); __TSC_OPT3(o, __VA_ARGS__)
+#define __TSC_OPT5(o, a, ...) (void)(o a); __TSC_OPT4(o, __VA_ARGS__)
+#define __TSC_OPT6(o, a, ...) (void)(o a); __TSC_OPT5(o, __VA_ARGS__)
+#define __TSC_OPT7(o, a, ...) (void)(o a); __TSC_OPT6(o, __VA_ARGS__)
+#define __TSC_OPT8(o, a, ...) (void)(o a); __TSC_OPT7(o, __VA_ARGS__)
+#define __TSC_OPT9(o, a, ...) (void)(o a); __TSC_OPT8(o, __VA_ARGS__)
+#define __TSC_OPT10(o, a, ...) (void)(o a); __TSC_OPT9(o, __VA_ARGS__)
+#define __TSC_OPT11(o, a, ...) (void)(o a); __TSC_OPT10(o, __VA_ARGS__)
+#define __TSC_OPT_MANY(o, ...) static_assert(false, "TSC_OPTS: at most 11 options");
+#define __TSC_OPT_PICK(_1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12, M, ...) M
+#define TSC_OPTS(NAME, ...)						\
+	struct tsc_opts NAME = [&]() {					\
+		struct tsc_opts __tsc_o;				\
+		memset(&__tsc_o, 0, sizeof(__tsc_o));			\
+		__tsc_o.sz = sizeof(__tsc_o);				\
+		__TSC_OPT_PICK(__VA_ARGS__, __TSC_OPT_MANY,		\
+			       __TSC_OPT11, __TSC_OPT10,		\
+			       __TSC_OPT9, __TSC_OPT8, __TSC_OPT7,	\
+			       __TSC_OPT6, __TSC_OPT5, __TSC_OPT4,	\
+			       __TSC_OPT3, __TSC_OPT2, __TSC_OPT1, 0)	\
+			(__tsc_o, __VA_ARGS__)				\
+		return __tsc_o;						\
+	}()
 #else
-#define __TSC_OPTS_PUSH
-#define __TSC_OPTS_POP
-#endif
 #define TSC_OPTS(NAME, ...)						\
 	struct tsc_opts NAME = __extension__ ({				\
 		memset(&NAME, 0, sizeof(struct tsc_opts));		\
-		__TSC_OPTS_PUSH						\
 		struct tsc_opts __tsc_opts = {				\
 			.sz = sizeof(struct tsc_opts),			\
 			__VA_ARGS__					\
 		};							\
-		__TSC_OPTS_POP						\
 		__tsc_opts;						\
 	})
+#endif
 
 /* Open: gather facts, decide, publish.  Where the vDSO hands out the TSC
  * its word decides, and the files are read just after (the watcher, or

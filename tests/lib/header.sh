@@ -2,9 +2,11 @@
 # SPDX-License-Identifier: MIT OR LGPL-2.1
 # tsc.h compiles as strict ISO C11 (-pedantic) and as C++17, stops at its
 # #error off x86-64, and a C11 program and a C++ program (C++11, C++17,
-# C++20, with and without -pedantic) that use its options macro and inline
-# reads build without a warning (-Wall -Wextra -Werror), link and run; so
-# does one that calls every inline read, at -O2 and -O3.
+# C++20, with and without -pedantic) that use its options macro,
+# designators out of declaration order too (a g++ error in a designated
+# initializer), and inline reads build without a warning (-Wall -Wextra
+# -Werror), link and run; so does one that calls every inline read, at
+# -O2 and -O3.
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 inc="-I$top/lib/include -I$TSC_TEST_LIBDIR/include"
@@ -24,21 +26,32 @@ grep -q "error.*x86-64 only" "$d/e" ||
 cc -std=c11 -Wall -Wextra -Werror -pedantic $inc "$top/tests/lib/example.c" "$TSC_TEST_LIBDIR/libtsc.a" \
 	-lpthread -o "$d/use" && "$d/use" > /dev/null ||
 	{ echo "# FAIL: a C11 -pedantic program with TSC_OPTS and the inline reads"; fail=1; }
-# C++: TSC_OPTS with options and without, every member it leaves out zero.
+# C++: TSC_OPTS with options and without, every member it leaves out zero;
+# designators in any order (g++ rejects a designated initializer's out of
+# declaration order), every member at once.
 cat > "$d/opts.cc" <<'EOF'
 #include <cstdio>
 #include <tsc.h>
 
 int main()
 {
-	TSC_OPTS(o, .no_watcher = true, .fallback = TSC_FALLBACK_MONOTONIC);
+	TSC_OPTS(o, .fallback = TSC_FALLBACK_MONOTONIC, .no_watcher = true);
 	TSC_OPTS(none, );
+	TSC_OPTS(all, .all_facts = true, .watcher_priority = 3, .watcher_policy = 2,
+		 .watcher_cpus_size = 8, .watcher_cpus = "12345678",
+		 .fallback = TSC_FALLBACK_MONOTONIC, .force_fallback = true, .no_rdtscp = true,
+		 .no_watcher = true, .force_calibrate = true, .sysroot = "x");
 	static const unsigned char zero[sizeof(struct tsc_opts)] = {};
 	struct tsc *t = tsc_open(&o);
 
-	if (!t || o.sz != sizeof(o) || !o.no_watcher || o.sysroot || o.force_calibrate ||
-	    o.all_facts || none.sz != sizeof(none) ||
+	if (!t || o.sz != sizeof(o) || !o.no_watcher || o.fallback != TSC_FALLBACK_MONOTONIC ||
+	    o.sysroot || o.force_calibrate || o.all_facts || none.sz != sizeof(none) ||
 	    memcmp((const char *)&none + sizeof(none.sz), zero, sizeof(none) - sizeof(none.sz)))
+		return 1;
+	if (all.sz != sizeof(all) || !all.all_facts || all.watcher_priority != 3 ||
+	    all.watcher_policy != 2 || all.watcher_cpus_size != 8 || !all.watcher_cpus ||
+	    all.fallback != TSC_FALLBACK_MONOTONIC || !all.force_fallback || !all.no_rdtscp ||
+	    !all.no_watcher || !all.force_calibrate || !all.sysroot)
 		return 1;
 	uint64_t a = tsc_now_ns(t), b = tsc_now_ns_ordered(t);
 	std::printf("%s\n", tsc_in_use(t) ? "TSC" : "fallback");
