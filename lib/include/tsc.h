@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT OR LGPL-2.1
 /*
  * libtsc: may this process read the x86 TSC directly, and if so, how do
- * ticks become nanoseconds?  Every answer comes with its reasons.
+ * ticks become nanoseconds?  Every answer comes with its reasons.  It
+ * builds on other 64-bit architectures too, where the answer is always
+ * no (TSC_ARCH_HAS_TSC below) and every read is the fallback clock's.
  *
  * Model
  *   tsc_open() gathers facts from the best sources available (the tsckit
@@ -87,8 +89,18 @@
 #ifndef TSC_H
 #define TSC_H
 
-#if !defined(__x86_64__)
-#error "libtsc reads the x86-64 time stamp counter: x86-64 only"
+/* TSC_ARCH_HAS_TSC: 1 where this process may have a TSC to read
+ * (x86-64), else 0.  Elsewhere the header and the library build all the
+ * same, and every handle reads its fallback clock: tsc_in_use() is
+ * false, the reasons say why (code "arch_tsc"), tsc_rdtsc() and
+ * tsc_rdtsc_ordered() read CLOCK_MONOTONIC_RAW in ns (a count that
+ * moves, not a TSC), and there are no factors (tsc_has_factors()). */
+#if defined(__x86_64__)
+#define TSC_ARCH_HAS_TSC 1
+#elif defined(__SIZEOF_INT128__)
+#define TSC_ARCH_HAS_TSC 0
+#else
+#error "libtsc needs a 64-bit target (unsigned __int128): 32-bit targets are not supported"
 #endif
 
 #include <stdbool.h>
@@ -399,6 +411,10 @@ static inline bool __tsc_end(const struct tsc *t, uint32_t seq)
 	return __builtin_expect(__tsc_ld(__tsc_fast(t)->seq) == seq, 1);
 }
 
+/* The fallback clock, out of line: it costs a clock_gettime() anyway. */
+uint64_t __tsc_clock_ns(clockid_t clock);
+
+#if TSC_ARCH_HAS_TSC
 /* RDTSC, not ordered against surrounding instructions. */
 TSCINLINE uint64_t tsc_rdtsc(void)
 {
@@ -420,6 +436,20 @@ static inline uint64_t __tsc_rdtsc_ordered(bool rdtscp)
 				     :: "memory");
 	return ((uint64_t)hi << 32) | lo;
 }
+#else
+/* No TSC on this architecture: CLOCK_MONOTONIC_RAW in ns (4: its Linux
+ * number), which moves and never goes back; tsc_in_use() is never true. */
+TSCINLINE uint64_t tsc_rdtsc(void)
+{
+	return __tsc_clock_ns(4);
+}
+
+static inline uint64_t __tsc_rdtsc_ordered(bool rdtscp)
+{
+	(void)rdtscp;
+	return __tsc_clock_ns(4);
+}
+#endif
 
 /* RDTSC after all earlier instructions: RDTSCP when the CPU has it (and
  * the handle allows it), else LFENCE;RDTSC. */
@@ -444,9 +474,6 @@ static inline uint64_t __tsc_mul(uint64_t ticks, uint64_t mult, uint32_t shift)
 {
 	return (uint64_t)(((__tsc_u128)ticks * mult) >> shift);
 }
-
-/* The fallback clock, out of line: it costs a clock_gettime() anyway. */
-uint64_t __tsc_clock_ns(clockid_t clock);
 
 /* A read of ns while the writer changes the line (seq odd), out of line:
  * ns, raising a shared mark to it first, or ns held where the writer
@@ -504,7 +531,7 @@ static inline uint64_t __tsc_now(const struct tsc *t, bool ordered)
 
 	do {
 		s = __tsc_begin(t, &seq);
-		if (__builtin_expect(__tsc_ld(s->mode) == TSC_MODE_TSC, 1)) {
+		if (TSC_ARCH_HAS_TSC && __builtin_expect(__tsc_ld(s->mode) == TSC_MODE_TSC, 1)) {
 			uint64_t c = ordered ? __tsc_rdtsc_ordered(__tsc_ld(s->rdtscp)) :
 					       tsc_rdtsc();
 
