@@ -60,14 +60,18 @@ soak: tree		## everything at once on the kcsan kernel: make soak MINUTES=n
 lib:			## build libtsc (libtsc.a, libtsc.so.0, libtsc.pc) in build/lib
 	$(MAKE) -C lib
 
+# tscbench measures the TSC: built for x86-64 only (libtsc and tscinfo
+# build for other 64-bit architectures too, where they read the fallback clock).
+X86_64	= $(filter x86_64-%,$(shell $(CC) -dumpmachine))
+
 tools: lib		## build tscinfo, tscbench (and their -static builds) in build/tools
 	$(MAKE) -C tools/tscinfo
-	$(MAKE) -C tools/tscbench
+	$(if $(X86_64),$(MAKE) -C tools/tscbench,@echo "tscbench: x86-64 only, not built")
 
 install: tools		## install libtsc, tscinfo and tscbench: make install PREFIX=/usr DESTDIR=/tmp/r
 	$(MAKE) -C lib install
 	$(MAKE) -C tools/tscinfo install
-	$(MAKE) -C tools/tscbench install
+	$(if $(X86_64),$(MAKE) -C tools/tscbench install,@echo "tscbench: x86-64 only, not installed")
 
 host-check:		## libtsc and tscinfo tests on this machine (TAP), no kernel tree
 	$(MAKE) -s -C tests/lib check

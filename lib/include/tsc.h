@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT OR LGPL-2.1
 /*
  * libtsc: may this process read the x86 TSC directly, and if so, how do
- * ticks become nanoseconds?  Every answer comes with its reasons.
+ * ticks become nanoseconds?  Every answer comes with its reasons.  It
+ * builds on other 64-bit architectures too, where the answer is always
+ * no (TSC_ARCH_HAS_TSC below) and every read is the fallback clock's.
  *
  * Model
  *   tsc_open() gathers facts from the best sources available (the tsckit
@@ -87,8 +89,18 @@
 #ifndef TSC_H
 #define TSC_H
 
-#if !defined(__x86_64__)
-#error "libtsc reads the x86-64 time stamp counter: x86-64 only"
+/* TSC_ARCH_HAS_TSC: 1 where this process may have a TSC to read
+ * (x86-64), else 0.  Elsewhere the header and the library build all the
+ * same, and every handle reads its fallback clock: tsc_in_use() is
+ * false, the reasons say why (code "arch_tsc"), tsc_rdtsc() and
+ * tsc_rdtsc_ordered() read CLOCK_MONOTONIC_RAW in ns (a count that
+ * moves, not a TSC), and there are no factors (tsc_has_factors()). */
+#if defined(__x86_64__)
+#define TSC_ARCH_HAS_TSC 1
+#elif defined(__SIZEOF_INT128__)
+#define TSC_ARCH_HAS_TSC 0
+#else
+#error "libtsc needs a 64-bit target (unsigned __int128): 32-bit targets are not supported"
 #endif
 
 #include <stdbool.h>
@@ -150,30 +162,51 @@ struct tsc_opts {
 };
 
 /* Declare zero-filled options: TSC_OPTS(o, .sysroot = "dump"); or
- * TSC_OPTS(o, ) for none.  In C++ too (designated initializers, a C++20
- * feature that g++ and clang++ take in C++11 and C++17 as an extension),
- * where g++'s -Wextra would warn about every member left out: they are
- * zero, as in C, so the macro turns that warning off for itself. */
+ * TSC_OPTS(o, ) for none.  In C, designated initializers, in any order.
+ * C++ (C++11 on) has no designated initializers before C++20, and
+ * there, in declaration order only: g++ rejects others ("designator
+ * order for field ... does not match declaration order").  So in C++
+ * the macro takes each ".member = value" as an assignment to a zeroed
+ * struct, in a lambda: any order, any of the struct's members (up to
+ * 11 of them), at function scope (it captures by reference). */
 #ifdef __cplusplus
-#define __TSC_OPTS_PUSH							\
-	_Pragma("GCC diagnostic push")					\
-	_Pragma("GCC diagnostic ignored \"-Wmissing-field-initializers\"")
-#define __TSC_OPTS_POP _Pragma("GCC diagnostic pop")
+#define __TSC_OPT1(o, a) (void)(o a);
+#define __TSC_OPT2(o, a, ...) (void)(o a); __TSC_OPT1(o, __VA_ARGS__)
+#define __TSC_OPT3(o, a, ...) (void)(o a); __TSC_OPT2(o, __VA_ARGS__)
+#define __TSC_OPT4(o, a, ...) (void)(o a); __TSC_OPT3(o, __VA_ARGS__)
+#define __TSC_OPT5(o, a, ...) (void)(o a); __TSC_OPT4(o, __VA_ARGS__)
+#define __TSC_OPT6(o, a, ...) (void)(o a); __TSC_OPT5(o, __VA_ARGS__)
+#define __TSC_OPT7(o, a, ...) (void)(o a); __TSC_OPT6(o, __VA_ARGS__)
+#define __TSC_OPT8(o, a, ...) (void)(o a); __TSC_OPT7(o, __VA_ARGS__)
+#define __TSC_OPT9(o, a, ...) (void)(o a); __TSC_OPT8(o, __VA_ARGS__)
+#define __TSC_OPT10(o, a, ...) (void)(o a); __TSC_OPT9(o, __VA_ARGS__)
+#define __TSC_OPT11(o, a, ...) (void)(o a); __TSC_OPT10(o, __VA_ARGS__)
+#define __TSC_OPT_MANY(o, ...) static_assert(false, "TSC_OPTS: at most 11 options");
+#define __TSC_OPT_PICK(_1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12, M, ...) M
+#define TSC_OPTS(NAME, ...)						\
+	struct tsc_opts NAME = [&]() {					\
+		struct tsc_opts __tsc_o;				\
+		memset(&__tsc_o, 0, sizeof(__tsc_o));			\
+		__tsc_o.sz = sizeof(__tsc_o);				\
+		__TSC_OPT_PICK(__VA_ARGS__, __TSC_OPT_MANY,		\
+			       __TSC_OPT11, __TSC_OPT10,		\
+			       __TSC_OPT9, __TSC_OPT8, __TSC_OPT7,	\
+			       __TSC_OPT6, __TSC_OPT5, __TSC_OPT4,	\
+			       __TSC_OPT3, __TSC_OPT2, __TSC_OPT1, 0)	\
+			(__tsc_o, __VA_ARGS__)				\
+		return __tsc_o;						\
+	}()
 #else
-#define __TSC_OPTS_PUSH
-#define __TSC_OPTS_POP
-#endif
 #define TSC_OPTS(NAME, ...)						\
 	struct tsc_opts NAME = __extension__ ({				\
 		memset(&NAME, 0, sizeof(struct tsc_opts));		\
-		__TSC_OPTS_PUSH						\
 		struct tsc_opts __tsc_opts = {				\
 			.sz = sizeof(struct tsc_opts),			\
 			__VA_ARGS__					\
 		};							\
-		__TSC_OPTS_POP						\
 		__tsc_opts;						\
 	})
+#endif
 
 /* Open: gather facts, decide, publish.  Where the vDSO hands out the TSC
  * its word decides, and the files are read just after (the watcher, or
@@ -394,6 +427,10 @@ static inline bool __tsc_end(const struct tsc *t, uint32_t seq)
 	return __builtin_expect(__tsc_ld(__tsc_fast(t)->seq) == seq, 1);
 }
 
+/* The fallback clock, out of line: it costs a clock_gettime() anyway. */
+uint64_t __tsc_clock_ns(clockid_t clock);
+
+#if TSC_ARCH_HAS_TSC
 /* RDTSC, not ordered against surrounding instructions. */
 TSCINLINE uint64_t tsc_rdtsc(void)
 {
@@ -415,6 +452,20 @@ static inline uint64_t __tsc_rdtsc_ordered(bool rdtscp)
 				     :: "memory");
 	return ((uint64_t)hi << 32) | lo;
 }
+#else
+/* No TSC on this architecture: CLOCK_MONOTONIC_RAW in ns (4: its Linux
+ * number), which moves and never goes back; tsc_in_use() is never true. */
+TSCINLINE uint64_t tsc_rdtsc(void)
+{
+	return __tsc_clock_ns(4);
+}
+
+static inline uint64_t __tsc_rdtsc_ordered(bool rdtscp)
+{
+	(void)rdtscp;
+	return __tsc_clock_ns(4);
+}
+#endif
 
 /* RDTSC after all earlier instructions: RDTSCP when the CPU has it (and
  * the handle allows it), else LFENCE;RDTSC. */
@@ -439,9 +490,6 @@ static inline uint64_t __tsc_mul(uint64_t ticks, uint64_t mult, uint32_t shift)
 {
 	return (uint64_t)(((__tsc_u128)ticks * mult) >> shift);
 }
-
-/* The fallback clock, out of line: it costs a clock_gettime() anyway. */
-uint64_t __tsc_clock_ns(clockid_t clock);
 
 /* A read of ns while the writer changes the line (seq odd), out of line:
  * ns, raising a shared mark to it first, or ns held where the writer
@@ -499,7 +547,7 @@ static inline uint64_t __tsc_now(const struct tsc *t, bool ordered)
 
 	do {
 		s = __tsc_begin(t, &seq);
-		if (__builtin_expect(__tsc_ld(s->mode) == TSC_MODE_TSC, 1)) {
+		if (TSC_ARCH_HAS_TSC && __builtin_expect(__tsc_ld(s->mode) == TSC_MODE_TSC, 1)) {
 			uint64_t c = ordered ? __tsc_rdtsc_ordered(__tsc_ld(s->rdtscp)) :
 					       tsc_rdtsc();
 

@@ -3,16 +3,13 @@
  *   # leaf subleaf eax ebx ecx edx
  *   0x80000007 0x0 0x0 0x0 0x0 0x100
  * one leaf a line, hexadecimal, '#' starts a comment. */
-#include <cpuid.h>
 #include <errno.h>
 #include <string.h>
 
 #include "internal.h"
-
-static const uint32_t wanted[] = {
-	0x0, 0x1, 0x15, 0x16, 0x40000000, 0x40000010,
-	0x80000000, 0x80000001, 0x80000007,
-};
+#if TSC_ARCH_HAS_TSC
+#include <cpuid.h>
+#endif
 
 static void add(struct cpuid_set *s, uint32_t leaf, uint32_t sub,
 		const uint32_t r[4])
@@ -26,6 +23,12 @@ static void add(struct cpuid_set *s, uint32_t leaf, uint32_t sub,
 	l->subleaf = sub;
 	memcpy(l->r, r, sizeof(l->r));
 }
+
+#if TSC_ARCH_HAS_TSC
+static const uint32_t wanted[] = {
+	0x0, 0x1, 0x15, 0x16, 0x40000000, 0x40000010,
+	0x80000000, 0x80000001, 0x80000007,
+};
 
 /* Only leaves below each range's maximum are asked for: beyond it some
  * CPUs return the highest basic leaf's data. */
@@ -58,6 +61,13 @@ int tsc__cpuid_live(struct cpuid_set *s)
 	}
 	return 0;
 }
+#else
+int tsc__cpuid_live(struct cpuid_set *s)
+{
+	s->n = 0;
+	return -ENODEV;		/* no CPUID off x86 */
+}
+#endif
 
 static int hex(const char **pp, const char *e, uint32_t *v)
 {

@@ -282,6 +282,12 @@ static bool may_run_rdtsc(struct tsc *t, struct decision *d)
 	const struct dyn_facts *df = &t->df;
 	bool ok = true;
 
+	if (!TSC_ARCH_HAS_TSC) {
+		BLOCK("arch_tsc", "this architecture has no TSC: reads are clock_gettime(%s)",
+		      t->opts.fallback == TSC_FALLBACK_MONOTONIC ? "CLOCK_MONOTONIC" :
+		      "CLOCK_MONOTONIC_RAW");
+		return ok;
+	}
 	if (sf->cpuid_known) {
 		if (sf->cpu_tsc)
 			OK("cpuid_tsc", "CPUID: the CPU has a TSC");
@@ -492,7 +498,7 @@ bool tsc__decide_early(struct tsc *t, struct decision *d)
 	struct factors f;
 	bool ok = true;
 
-	if (!t->sf.cpuid_known || !t->sf.cpu_tsc ||
+	if (!TSC_ARCH_HAS_TSC || !t->sf.cpuid_known || !t->sf.cpu_tsc ||
 	    (df->vdso_raw_rc == 0 && !vdso_factors(df, &f)) ||
 	    (df->vdso_raw_rc != 0 && df->vdso_raw_rc != -ENODEV))
 		return false;
@@ -551,10 +557,12 @@ void tsc__decide(struct tsc *t, struct decision *d)
 		NOTE("calibrating",
 		     "calibrating: as asked (force_calibrate), until the error bound is at most 1 ppm%s",
 		     d->f.src ? "; other factors are used meanwhile" : "");
+#if TSC_ARCH_HAS_TSC
 	if (t->sf.rdtscp_shown)
 		NOTE("ordered_read", "ordered reads: RDTSCP");
 	else
 		NOTE("ordered_read", "ordered reads: LFENCE;RDTSC (%s)", t->sf.rdtscp_why);
+#endif
 	if (t->watch_err)
 		NOTE("watcher",
 		     "cannot follow the kernel on its own (%s): %s", strerror(-t->watch_err),

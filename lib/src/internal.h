@@ -80,6 +80,7 @@ int tsc__vdso_parse(const void *img, size_t len, struct vdso_syms *syms);
 int tsc__vdso_live(const void **base, size_t *len);
 bool tsc__vdso_hooked(void);	/* a test's stand-in replaces every vDSO */
 
+#if TSC_ARCH_HAS_TSC
 /* An ordered TSC read for the library's own measurements: LFENCE works
  * on every x86-64 CPU, RDTSCP may not exist. */
 static inline uint64_t tsc__rdtsc_lfence(void)
@@ -89,6 +90,15 @@ static inline uint64_t tsc__rdtsc_lfence(void)
 	__asm__ __volatile__("lfence; rdtsc; lfence" : "=a"(lo), "=d"(hi) :: "memory");
 	return ((uint64_t)hi << 32) | lo;
 }
+#define tsc__pause() __builtin_ia32_pause()
+#else
+/* No TSC (the decision says so: arch_tsc): what tsc_rdtsc() reads. */
+static inline uint64_t tsc__rdtsc_lfence(void)
+{
+	return tsc_rdtsc();
+}
+#define tsc__pause() ((void)0)
+#endif
 
 /* --- file access (sysfs.c) */
 int tsc__read_fd(int fd, char *buf, size_t cap, size_t *len);

@@ -21,6 +21,10 @@ int tsc__perf_factors(struct factors *f, char *why, size_t cap)
 	bool cap_time = false;
 	int fd, err = 0;
 
+	if (!TSC_ARCH_HAS_TSC) {	/* the page's factors are another counter's */
+		snprintf(why, cap, "perf: not asked (no TSC on this architecture)");
+		return -ENODEV;
+	}
 	memset(&attr, 0, sizeof(attr));
 	attr.size = sizeof(attr);
 	attr.type = PERF_TYPE_SOFTWARE;

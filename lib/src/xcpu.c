@@ -36,12 +36,12 @@ static void *run(void *arg)
 
 	__atomic_fetch_add(&s->ready, 1, __ATOMIC_ACQ_REL);
 	while (!__atomic_load_n(&s->go, __ATOMIC_ACQUIRE))
-		__builtin_ia32_pause();
+		tsc__pause();
 	while (!__atomic_load_n(&s->stop, __ATOMIC_RELAXED)) {
 		uint64_t now;
 
 		while (__atomic_exchange_n(&s->lock, 1, __ATOMIC_ACQUIRE))
-			__builtin_ia32_pause();
+			tsc__pause();
 		now = tsc_rdtsc_ordered(s->t);
 		if (s->r.reads && now < s->last) {
 			s->r.backward++;

@@ -1,10 +1,13 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT OR LGPL-2.1
-# tsc.h compiles as strict ISO C11 (-pedantic) and as C++17, stops at its
-# #error off x86-64, and a C11 program and a C++ program (C++11, C++17,
-# C++20, with and without -pedantic) that use its options macro and inline
-# reads build without a warning (-Wall -Wextra -Werror), link and run; so
-# does one that calls every inline read, at -O2 and -O3.
+# tsc.h compiles as strict ISO C11 (-pedantic) and as C++17, also
+# without __x86_64__ (its portable path; tests/lib/aarch64.sh builds and
+# runs it for real), stops at its #error on a 32-bit target, and a C11
+# program and a C++ program (C++11, C++17, C++20, with and without
+# -pedantic) that use its options macro, designators out of declaration
+# order too (a g++ error in a designated initializer), and inline reads
+# build without a warning (-Wall -Wextra -Werror), link and run; so does
+# one that calls every inline read, at -O2 and -O3.
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 inc="-I$top/lib/include -I$TSC_TEST_LIBDIR/include"
@@ -16,29 +19,46 @@ cc -std=c11 -Wall -Wextra -Werror -pedantic $inc -c "$d/h.c" -o "$d/h.o" ||
 	{ echo "# FAIL: tsc.h as C11 -pedantic"; fail=1; }
 c++ -std=c++17 -Wall -Wextra -Werror -pedantic $inc -c "$d/h.cc" -o "$d/hh.o" ||
 	{ echo "# FAIL: tsc.h as C++17"; fail=1; }
-# Off x86-64 (__x86_64__ taken away) it stops at its #error, not later.
-cc -U__x86_64__ -std=c11 $inc -fsyntax-only "$d/h.c" > "$d/e" 2>&1 &&
-	{ echo "# FAIL: tsc.h compiles without __x86_64__"; fail=1; }
-grep -q "error.*x86-64 only" "$d/e" ||
-	{ sed 's/^/# /' "$d/e" | head -5; echo "# FAIL: no #error off x86-64"; fail=1; }
+# Without __x86_64__ (no TSC: the fallback clock only) it compiles, as
+# C and C++; on a 32-bit target (no unsigned __int128) it stops at its
+# #error, not later.
+cc -U__x86_64__ -std=c11 -Wall -Wextra -Werror -pedantic $inc -fsyntax-only "$d/h.c" > "$d/e" 2>&1 ||
+	{ sed 's/^/# /' "$d/e" | head -5; echo "# FAIL: tsc.h without __x86_64__, C11"; fail=1; }
+c++ -U__x86_64__ -std=c++17 -Wall -Wextra -Werror -pedantic $inc -fsyntax-only "$d/h.cc" > "$d/e" 2>&1 ||
+	{ sed 's/^/# /' "$d/e" | head -5; echo "# FAIL: tsc.h without __x86_64__, C++17"; fail=1; }
+cc -m32 -std=c11 $inc -fsyntax-only "$d/h.c" > "$d/e" 2>&1 &&
+	{ echo "# FAIL: tsc.h compiles for i386"; fail=1; }
+grep -q "error.*64-bit target" "$d/e" ||
+	{ sed 's/^/# /' "$d/e" | head -5; echo "# FAIL: no #error for i386 (-m32)"; fail=1; }
 cc -std=c11 -Wall -Wextra -Werror -pedantic $inc "$top/tests/lib/example.c" "$TSC_TEST_LIBDIR/libtsc.a" \
 	-lpthread -o "$d/use" && "$d/use" > /dev/null ||
 	{ echo "# FAIL: a C11 -pedantic program with TSC_OPTS and the inline reads"; fail=1; }
-# C++: TSC_OPTS with options and without, every member it leaves out zero.
+# C++: TSC_OPTS with options and without, every member it leaves out zero;
+# designators in any order (g++ rejects a designated initializer's out of
+# declaration order), every member at once.
 cat > "$d/opts.cc" <<'EOF'
 #include <cstdio>
 #include <tsc.h>
 
 int main()
 {
-	TSC_OPTS(o, .no_watcher = true, .fallback = TSC_FALLBACK_MONOTONIC);
+	TSC_OPTS(o, .fallback = TSC_FALLBACK_MONOTONIC, .no_watcher = true);
 	TSC_OPTS(none, );
+	TSC_OPTS(all, .all_facts = true, .watcher_priority = 3, .watcher_policy = 2,
+		 .watcher_cpus_size = 8, .watcher_cpus = "12345678",
+		 .fallback = TSC_FALLBACK_MONOTONIC, .force_fallback = true, .no_rdtscp = true,
+		 .no_watcher = true, .force_calibrate = true, .sysroot = "x");
 	static const unsigned char zero[sizeof(struct tsc_opts)] = {};
 	struct tsc *t = tsc_open(&o);
 
-	if (!t || o.sz != sizeof(o) || !o.no_watcher || o.sysroot || o.force_calibrate ||
-	    o.all_facts || none.sz != sizeof(none) ||
+	if (!t || o.sz != sizeof(o) || !o.no_watcher || o.fallback != TSC_FALLBACK_MONOTONIC ||
+	    o.sysroot || o.force_calibrate || o.all_facts || none.sz != sizeof(none) ||
 	    memcmp((const char *)&none + sizeof(none.sz), zero, sizeof(none) - sizeof(none.sz)))
+		return 1;
+	if (all.sz != sizeof(all) || !all.all_facts || all.watcher_priority != 3 ||
+	    all.watcher_policy != 2 || all.watcher_cpus_size != 8 || !all.watcher_cpus ||
+	    all.fallback != TSC_FALLBACK_MONOTONIC || !all.force_fallback || !all.no_rdtscp ||
+	    !all.no_watcher || !all.force_calibrate || !all.sysroot)
 		return 1;
 	uint64_t a = tsc_now_ns(t), b = tsc_now_ns_ordered(t);
 	std::printf("%s\n", tsc_in_use(t) ? "TSC" : "fallback");

@@ -261,7 +261,9 @@ void print_text(FILE *f, const struct report *r)
 			(unsigned long long)i->mult, i->shift, src_words(i->src));
 	else
 		fprintf(f, "conversion:           none (no conversion factors)\n");
-	fprintf(f, "ordered reads:        %s\n", i->rdtscp ? "RDTSCP" : "LFENCE;RDTSC");
+	fprintf(f, "ordered reads:        %s\n",
+		!TSC_ARCH_HAS_TSC ? "none (no TSC on this architecture)" :
+		i->rdtscp ? "RDTSCP" : "LFENCE;RDTSC");
 	if (r->cost.rdtsc >= 0)
 		fprintf(f, "read cost:            RDTSC %.1f ns, tsc_now_ns %.1f ns\n",
 			r->cost.rdtsc, r->cost.now_ns);
