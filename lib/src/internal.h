@@ -294,12 +294,18 @@ struct tsc {
 	struct tsc *reg_next, *reg_prev;	/* every open handle, for fork() */
 };
 
+/* util.c: the helpers every file uses */
+int tsc__set_errno(int err);	/* err < 0: errno = -err; returns err */
+uint64_t tsc__clock_ns(clockid_t clk);
+uint64_t tsc__mono_raw(void);
+void tsc__latch_turn(uint32_t *seq);
+bool tsc__trylock(struct tsc *t);	/* t->lock if free; never re-arms */
+void tsc__unlock(struct tsc *t);	/* after tsc__lock() or tsc__trylock() */
 /* open.c */
 /* tsc_reasons() of 0.2 to 0.4, which tsc.h now hides behind a macro:
  * it fills elements of their size, without code. */
 #define TSC_REASON_SIZE_0_4 offsetof(struct tsc_reason, code)
 int (tsc_reasons)(struct tsc *t, struct tsc_reason *out, size_t n);
-int tsc__set_errno(int err);
 /* decide.c */
 void tsc__reason(struct decision *d, enum tsc_reason_kind k, const char *code,
 		 const char *fmt, ...) __attribute__((format(printf, 4, 5)));
@@ -324,10 +330,7 @@ int tsc__perf_factors(struct factors *f, char *why, size_t cap);
 void tsc__calib_begin(struct calib *c);
 int tsc__calib_update(struct calib *c, const struct bracket *b);
 /* publish.c */
-uint64_t tsc__mono_raw(void);
-uint64_t tsc__clock_ns(clockid_t clk);
 int tsc__publish(struct tsc *t, const struct decision *d);
-void tsc__latch_turn(uint32_t *seq);
 uint64_t tsc__lib_now(struct tsc *t);
 /* wall.c; caller holds t->lock */
 int tsc__reanchor(struct tsc *t);
@@ -340,8 +343,6 @@ void tsc__watch_stop(struct tsc *t);
 void tsc__settle(struct tsc *t);
 void tsc__register(struct tsc *t);
 void tsc__lock(struct tsc *t);	/* t->lock; re-arms a forked child's handle */
-bool tsc__trylock(struct tsc *t);	/* t->lock if free; never re-arms */
-void tsc__unlock(struct tsc *t);
 void tsc__unregister(struct tsc *t);
 bool tsc__is_default(const struct tsc *t);	/* tsc_default()'s handle */
 

@@ -8,13 +8,6 @@
 
 #include "internal.h"
 
-int tsc__set_errno(int err)
-{
-	if (err < 0)
-		errno = -err;
-	return err;
-}
-
 /* libbpf's rule: a caller built against a newer header may pass a larger
  * struct, as long as every byte this library does not know is zero. */
 static int copy_opts(struct tsc_opts *dst, const struct tsc_opts *src)
@@ -194,25 +187,6 @@ TSC_API int tsc_get_reasons(struct tsc *t, struct tsc_reason *out, size_t n, siz
 TSC_API int (tsc_reasons)(struct tsc *t, struct tsc_reason *out, size_t n)
 {
 	return get_reasons(t, out, n, TSC_REASON_SIZE_0_4);
-}
-
-TSC_API const char *tsc_src_name(enum tsc_src src)
-{
-	static const char *const names[] = {
-		[TSC_SRC_NONE] = "none",
-		[TSC_SRC_VDSO] = "vdso",
-		[TSC_SRC_SYSFS_MULT] = "sysfs-mult",
-		[TSC_SRC_PERF] = "perf",
-		[TSC_SRC_SYSFS_KHZ] = "sysfs-khz",
-		[TSC_SRC_CPU0_KHZ] = "cpu0-tsc-freq-khz",
-		[TSC_SRC_CPUID_15H] = "cpuid-15h",
-		[TSC_SRC_CPUID_HV] = "cpuid-hypervisor",
-		[TSC_SRC_CALIBRATION] = "calibration",
-	};
-
-	if ((unsigned int)src >= ARRAY_SIZE(names))
-		return "unknown";
-	return names[src];
 }
 
 TSC_API const char *tsc_version(void)

@@ -570,20 +570,6 @@ void tsc__lock(struct tsc *t)
 	}
 }
 
-bool tsc__trylock(struct tsc *t)
-{
-	if (pthread_mutex_trylock(&t->lock))
-		return false;
-	__atomic_store_n(&t->lock_owner, pthread_self(), __ATOMIC_RELAXED);
-	return true;
-}
-
-void tsc__unlock(struct tsc *t)
-{
-	__atomic_store_n(&t->lock_owner, (pthread_t)0, __ATOMIC_RELAXED);
-	pthread_mutex_unlock(&t->lock);
-}
-
 static void reg_init(void)
 {
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
