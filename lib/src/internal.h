@@ -165,7 +165,8 @@ struct static_facts {
 
 /* A fact a live handle did not read: a better one answered. */
 #define TSC_NOT_READ 1
-/* sysfs and procfs files the watcher keeps open (watch.c) */
+/* sysfs and procfs files the watcher keeps open (watch.c), named in
+ * tsc__watched[] (facts.c) */
 #define NWATCHED 7
 
 struct num {	/* a number read from a file, or why not */
@@ -314,6 +315,7 @@ bool tsc__decide_early(struct tsc *t, struct decision *d);
 bool tsc__calibrating(const struct tsc *t);	/* begun, bound not yet 1 ppm */
 bool tsc__refining(const struct tsc *t);	/* in use, bound above 10 ppb */
 /* facts.c */
+extern const char *const tsc__watched[NWATCHED];
 void tsc__static_facts(struct tsc *t);
 void tsc__dyn_facts(struct tsc *t, struct dyn_facts *df);
 void tsc__early_facts(struct tsc *t, struct dyn_facts *df);
@@ -337,7 +339,6 @@ int tsc__reanchor(struct tsc *t);
 int tsc__wall_anchor(struct tsc *t, const struct wall_sample *x);
 /* watch.c */
 void tsc__watch_files(struct tsc *t);
-int tsc__watched_fd(const struct tsc *t, const char *path);	/* -1: none */
 int tsc__watch_start(struct tsc *t);
 void tsc__watch_stop(struct tsc *t);
 void tsc__settle(struct tsc *t);

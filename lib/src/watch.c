@@ -38,12 +38,9 @@
 
 #include "internal.h"
 
-/* Kept open, so that a re-read is one pread(); the first of the tsc0
- * files and the others are polled (the series notifies every tsc0 file
- * at once). */
-static const char *const watched[NWATCHED] = {
-	P_STABLE, P_CS, P_CS_VDSO, P_TSC_USER, P_KHZ, P_MULT, P_SHIFT,
-};
+/* The first NPOLLED of the files kept open (tsc__watched[], facts.c)
+ * are polled: the first of the tsc0 files and the others (the series
+ * notifies every tsc0 file at once). */
 #define NPOLLED 4
 
 #define ANCHOR_NS 1000000000ull
@@ -357,18 +354,6 @@ static int add(int epfd, int fd, uint32_t events)
 	return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) ? -errno : 0;
 }
 
-/* The fd of a watched file; -ENOENT if it was missing (a kernel's
- * files do not appear later); -1 if not open. */
-int tsc__watched_fd(const struct tsc *t, const char *path)
-{
-	int i;
-
-	for (i = 0; i < NWATCHED; i++)
-		if (!strcmp(watched[i], path))
-			return t->wfd[i];
-	return -1;
-}
-
 static void close_files(struct tsc *t)
 {
 	int i;
@@ -390,7 +375,7 @@ void tsc__watch_files(struct tsc *t)
 	for (i = 0; t->live && i < NWATCHED; i++) {
 		if (t->wfd[i] != -1)
 			continue;
-		t->wfd[i] = open(watched[i], O_RDONLY | O_CLOEXEC);
+		t->wfd[i] = open(tsc__watched[i], O_RDONLY | O_CLOEXEC);
 		if (t->wfd[i] < 0 && errno == ENOENT) {
 			t->wfd[i] = -ENOENT;
 		} else if (t->wfd[i] < 0) {
