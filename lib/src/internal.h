@@ -192,6 +192,9 @@ struct decision {
 	bool rdtsc_ok;		/* RDTSC may be executed */
 	bool calib_wait;	/* not usable only for want of factors: a 1 ppm
 				 * bound, or perf's answer */
+	/* The state it was made in, for publish.c: */
+	bool calibrating;	/* tsc__calibrating() */
+	bool rdtsc_allowed;	/* tsc__rdtsc_allowed(): RDTSC executes (maybe emulated) */
 	struct factors f;
 	int n;
 	struct tsc_reason r[MAX_REASONS];

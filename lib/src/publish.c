@@ -343,7 +343,7 @@ static bool refinement(const struct tsc *t, const struct tsc_fast_state *f,
 
 	return f->mode == TSC_MODE_TSC && nf->mode == TSC_MODE_TSC &&
 	       nf->rdtscp == f->rdtscp && nf->shift == f->shift &&
-	       dm <= f->mult / 100000 && tsc__rdtsc_allowed(t, &t->df);
+	       dm <= f->mult / 100000 && t->d.rdtsc_allowed;
 }
 
 /* A refinement as a slew (see the top of the file): a slower line
@@ -390,7 +390,7 @@ static void fill_info(struct tsc *t, const struct decision *d)
 	i->calib_ns = t->sf.calib.took_ns;
 	i->calibrated = t->sf.calib.done;
 	/* Calibrating, with no factors in use: the bound so far, or none yet. */
-	if (tsc__calibrating(t) && !d->f.src)
+	if (d->calibrating && !d->f.src)
 		i->err_ppb = t->sf.calib.f.src ? t->sf.calib.f.err_ppb : UINT64_MAX;
 	i->vdso_raw = t->df.vdso_raw_rc;
 	i->fallback_clock = current(t)->clock;
@@ -431,7 +431,7 @@ int tsc__publish(struct tsc *t, const struct decision *d)
 		store_fast(&t->fast.s[1], &nf);
 	} else {
 		refined = refinement(t, f, &nf);
-		old_runs = old.mode != TSC_MODE_TSC || tsc__rdtsc_allowed(t, &t->df);
+		old_runs = old.mode != TSC_MODE_TSC || d->rdtsc_allowed;
 		open_mark(t);
 		c = close_mark(t, &old, old_runs);
 		if (refined)
