@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT OR LGPL-2.1
-/* Opening and closing a handle, options, info and reasons. */
+/* Opening and closing a handle, options, info and reasons, tsc_reanchor(). */
 #include <errno.h>
 #include <sched.h>
 #include <stdio.h>
@@ -187,6 +187,20 @@ TSC_API int tsc_get_reasons(struct tsc *t, struct tsc_reason *out, size_t n, siz
 TSC_API int (tsc_reasons)(struct tsc *t, struct tsc_reason *out, size_t n)
 {
 	return get_reasons(t, out, n, TSC_REASON_SIZE_0_4);
+}
+
+/* An anchor now (wall.c), under the lock, which re-arms a forked child's
+ * handle first (watch.c). */
+TSC_API int tsc_reanchor(struct tsc *t)
+{
+	int err;
+
+	if (!t)
+		return tsc__set_errno(-EINVAL);
+	tsc__lock(t);
+	err = tsc__reanchor(t);
+	tsc__unlock(t);
+	return err;
 }
 
 TSC_API const char *tsc_version(void)
