@@ -345,9 +345,6 @@ void tsc__watch_files(struct tsc *t);
 int tsc__watch_start(struct tsc *t);
 void tsc__watch_stop(struct tsc *t);
 void tsc__settle(struct tsc *t);
-void tsc__register(struct tsc *t);
 void tsc__lock(struct tsc *t);	/* t->lock; re-arms a forked child's handle */
-void tsc__unregister(struct tsc *t);
-bool tsc__is_default(const struct tsc *t);	/* tsc_default()'s handle */
 
 #endif
