@@ -42,7 +42,7 @@ struct cfg {
 /* 0 and cfg filled, or -1 and a message in err. */
 int parse_args(int argc, char **argv, struct cfg *cfg, char *err, size_t errlen);
 
-/* ---- statistics ---- */
+/* ---- statistics (util.c) ---- */
 struct dist {
 	double median, p10, p90;
 };
@@ -121,7 +121,7 @@ void gettime_verdict(struct env *e);
 /* Select methods from a comma list; -1 and a message on an unknown name. */
 int methods_select(const char *list, char *err, size_t errlen);
 
-/* ---- measurements ---- */
+/* ---- measurements (util.c) ---- */
 void progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 extern bool progress_on;
 uint64_t now_ns(clockid_t c);
