@@ -3,6 +3,24 @@
 #ifndef TSC_INTERNAL_H
 #define TSC_INTERNAL_H
 
+/*
+ * The files of lib/src in layers, lowest first.  A file calls into lower
+ * layers only, and the files of one layer call each other one way at
+ * most: what a lower file needs from above is passed down (arguments,
+ * the decision, fields of struct tsc the caller set).  Read bottom-up.
+ * tests/lib/layers.sh checks the objects against these lines:
+ *
+ * layer: sysfs cmdline cpuid cpuinfo cpus perf vdso vdso-live	(files, parsers)
+ * layer: util			(helpers every file uses)
+ * layer: calibrate		(the TSC against CLOCK_MONOTONIC_RAW)
+ * layer: publish		(the fast path's latch)
+ * layer: wall			(the mapping to the kernel's clocks)
+ * layer: facts			(gathering the facts)
+ * layer: decide		(the decision and its reasons)
+ * layer: watch			(following the kernel; the handle's lock)
+ * layer: open xcpu ffi		(the API: handles, fork, reports, checks)
+ */
+
 #include <pthread.h>
 #include <sched.h>
 #include <stdarg.h>

@@ -12,6 +12,19 @@
 #include "freq.h"
 #include "msg.h"
 
+/*
+ * The files of tscbench in layers, lowest first: a file calls into lower
+ * layers only, and the files of one layer call each other one way at
+ * most (tests/lib/layers.sh checks these lines; tools/common and libtsc
+ * lie below them all):
+ *
+ * layer: util peer_none args	(helpers, the Abseil peer's stand-in, options)
+ * layer: methods		(what the machine has, the ways to read time)
+ * layer: cost drift opens calib	(the phases)
+ * layer: output plot		(the report)
+ * layer: main
+ */
+
 /* Exit codes: documented in tscbench.1 and the README (2 and 3: msg.h). */
 enum { EXIT_BENCH_OK = 0, EXIT_BENCH_BACKWARD = 1 };
 
