@@ -517,6 +517,8 @@ bool tsc__decide_early(struct tsc *t, struct decision *d)
 		   (unsigned long long)d->f.khz);
 	}
 	d->usable = d->rdtsc_ok = ok;
+	d->calibrating = tsc__calibrating(t);
+	d->rdtsc_allowed = tsc__rdtsc_allowed(t, df);
 	return true;
 }
 
@@ -579,4 +581,6 @@ void tsc__decide(struct tsc *t, struct decision *d)
 		NOTE("watcher_settings", "%s", t->watch_why);
 	d->usable = ok;
 	d->rdtsc_ok = run;
+	d->calibrating = tsc__calibrating(t);
+	d->rdtsc_allowed = tsc__rdtsc_allowed(t, &t->df);
 }

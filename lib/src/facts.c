@@ -15,6 +15,24 @@
 
 #include "internal.h"
 
+/* The files that can change, kept open by a live handle (watch.c), so
+ * that a re-read is one pread(); the first NPOLLED are polled. */
+const char *const tsc__watched[NWATCHED] = {
+	P_STABLE, P_CS, P_CS_VDSO, P_TSC_USER, P_KHZ, P_MULT, P_SHIFT,
+};
+
+/* The fd of a watched file; -ENOENT if it was missing (a kernel's
+ * files do not appear later); -1 if not open. */
+static int watched_fd(const struct tsc *t, const char *path)
+{
+	int i;
+
+	for (i = 0; i < NWATCHED; i++)
+		if (!strcmp(tsc__watched[i], path))
+			return t->wfd[i];
+	return -1;
+}
+
 /* Read a fact if it is needed, or whenever the handle reads them all. */
 static bool wanted(const struct tsc *t, bool needed)
 {
@@ -24,7 +42,7 @@ static bool wanted(const struct tsc *t, bool needed)
 /* Through the watcher's open fd if it has one: one system call. */
 static int read_small(struct tsc *t, const char *path, char *b, size_t cap, size_t *len)
 {
-	int fd = tsc__watched_fd(t, path);
+	int fd = watched_fd(t, path);
 
 	if (fd == -ENOENT)
 		return fd;

@@ -3,6 +3,25 @@
 #ifndef TSC_INTERNAL_H
 #define TSC_INTERNAL_H
 
+/*
+ * The files of lib/src in layers, lowest first.  A file calls into lower
+ * layers only, and the files of one layer call each other one way at
+ * most: what a lower file needs from above is passed down (arguments,
+ * the decision, fields of struct tsc the caller set).  Read bottom-up.
+ * tests/lib/layers.sh checks the objects against these lines:
+ *
+ * layer: sysfs cmdline cpuid cpuinfo cpus perf vdso vdso-live	(files, parsers)
+ * layer: util			(helpers every file uses)
+ * layer: calibrate		(the TSC against CLOCK_MONOTONIC_RAW)
+ * layer: rate			(the rate check: factors against the anchors' brackets)
+ * layer: publish		(the fast path's latch)
+ * layer: wall			(the mapping to the kernel's clocks)
+ * layer: facts			(gathering the facts)
+ * layer: decide		(the decision and its reasons)
+ * layer: watch			(following the kernel; the handle's lock)
+ * layer: open xcpu ffi		(the API: handles, fork, reports, checks)
+ */
+
 #include <pthread.h>
 #include <sched.h>
 #include <stdarg.h>
@@ -194,7 +213,8 @@ struct static_facts {
 
 /* A fact a live handle did not read: a better one answered. */
 #define TSC_NOT_READ 1
-/* sysfs and procfs files the watcher keeps open (watch.c) */
+/* sysfs and procfs files the watcher keeps open (watch.c), named in
+ * tsc__watched[] (facts.c) */
 #define NWATCHED 7
 
 struct num {	/* a number read from a file, or why not */
@@ -221,6 +241,9 @@ struct decision {
 	bool calib_wait;	/* not usable only for want of factors: a 1 ppm
 				 * bound, or perf's answer */
 	bool rate_fixed;	/* f is a rate check's correction (rate.c) */
+	/* The state it was made in, for publish.c: */
+	bool calibrating;	/* tsc__calibrating() */
+	bool rdtsc_allowed;	/* tsc__rdtsc_allowed(): RDTSC executes (maybe emulated) */
 	struct factors f;
 	int n;
 	struct tsc_reason r[MAX_REASONS];
@@ -342,12 +365,18 @@ struct tsc {
 	struct tsc *reg_next, *reg_prev;	/* every open handle, for fork() */
 };
 
+/* util.c: the helpers every file uses */
+int tsc__set_errno(int err);	/* err < 0: errno = -err; returns err */
+uint64_t tsc__clock_ns(clockid_t clk);
+uint64_t tsc__mono_raw(void);
+void tsc__latch_turn(uint32_t *seq);
+bool tsc__trylock(struct tsc *t);	/* t->lock if free; never re-arms */
+void tsc__unlock(struct tsc *t);	/* after tsc__lock() or tsc__trylock() */
 /* open.c */
 /* tsc_reasons() of 0.2 to 0.4, which tsc.h now hides behind a macro:
  * it fills elements of their size, without code. */
 #define TSC_REASON_SIZE_0_4 offsetof(struct tsc_reason, code)
 int (tsc_reasons)(struct tsc *t, struct tsc_reason *out, size_t n);
-int tsc__set_errno(int err);
 /* decide.c */
 void tsc__reason(struct decision *d, enum tsc_reason_kind k, const char *code,
 		 const char *fmt, ...) __attribute__((format(printf, 4, 5)));
@@ -355,6 +384,7 @@ void tsc__decide(struct tsc *t, struct decision *d);
 bool tsc__decide_early(struct tsc *t, struct decision *d);
 bool tsc__calibrating(const struct tsc *t);	/* begun, bound not yet 1 ppm */
 /* facts.c */
+extern const char *const tsc__watched[NWATCHED];
 void tsc__static_facts(struct tsc *t);
 void tsc__dyn_facts(struct tsc *t, struct dyn_facts *df);
 void tsc__early_facts(struct tsc *t, struct dyn_facts *df);
@@ -376,10 +406,7 @@ void tsc__rate_bracket(struct rate_check *r, const struct bracket *b);
 void tsc__rate_reset(struct rate_check *r);
 int tsc__rate_check(struct rate_check *r, struct factors *f);
 /* publish.c */
-uint64_t tsc__mono_raw(void);
-uint64_t tsc__clock_ns(clockid_t clk);
 int tsc__publish(struct tsc *t, const struct decision *d);
-void tsc__latch_turn(uint32_t *seq);
 uint64_t tsc__lib_now(struct tsc *t);
 void tsc__step(struct tsc *t, uint64_t ns);
 /* wall.c; caller holds t->lock */
@@ -387,15 +414,9 @@ int tsc__reanchor(struct tsc *t);
 int tsc__wall_anchor(struct tsc *t, const struct wall_sample *x);
 /* watch.c */
 void tsc__watch_files(struct tsc *t);
-int tsc__watched_fd(const struct tsc *t, const char *path);	/* -1: none */
 int tsc__watch_start(struct tsc *t);
 void tsc__watch_stop(struct tsc *t);
 void tsc__settle(struct tsc *t);
-void tsc__register(struct tsc *t);
 void tsc__lock(struct tsc *t);	/* t->lock; re-arms a forked child's handle */
-bool tsc__trylock(struct tsc *t);	/* t->lock if free; never re-arms */
-void tsc__unlock(struct tsc *t);
-void tsc__unregister(struct tsc *t);
-bool tsc__is_default(const struct tsc *t);	/* tsc_default()'s handle */
 
 #endif

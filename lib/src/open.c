@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT OR LGPL-2.1
-/* Opening and closing a handle, options, info and reasons. */
+/* Opening and closing a handle, options, info and reasons, tsc_reanchor(). */
 #include <errno.h>
 #include <sched.h>
 #include <stdio.h>
@@ -7,13 +7,6 @@
 #include <string.h>
 
 #include "internal.h"
-
-int tsc__set_errno(int err)
-{
-	if (err < 0)
-		errno = -err;
-	return err;
-}
 
 /* libbpf's rule: a caller built against a newer header may pass a larger
  * struct, as long as every byte this library does not know is zero. */
@@ -57,6 +50,156 @@ static bool early(struct tsc *t, struct decision *d)
 		return false;
 	tsc__early_facts(t, &t->df);
 	return tsc__decide_early(t, d);
+}
+
+/*
+ * fork(): every open handle is in a registry; a pthread_atfork handler
+ * holds each handle's lock across the fork.  In the child it closes the
+ * handle's copies of the parent's fds, never writing them: whatever the
+ * child does, the parent's watcher goes on.  The child's handle gets fds
+ * and a watcher of its own at the child's first library call
+ * (tsc__lock(), watch.c).
+ *
+ * The default handle (tsc_default()) is one of them, opened under a lock
+ * that the fork handler takes first, so that a child never inherits it
+ * held by a thread that was opening the handle.
+ *
+ * Lock order: default_lock, reg_lock, a handle's lock.
+ */
+static pthread_mutex_t default_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct tsc *default_t;	/* written once, under default_lock */
+static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t reg_once = PTHREAD_ONCE_INIT;
+static struct tsc *reg_head;
+
+/* A signal handler may fork while its thread is inside a library call
+ * that holds a handle's lock: that lock is not taken again (it would
+ * wait for itself), and in the child the interrupted call goes on when
+ * the handler returns, with the fds it was using, and drops it.  Not
+ * covered: a signal in the two instructions between taking the lock and
+ * naming its owner, or in tsc_open(), tsc_close() or tsc_default()'s
+ * first call (their registry locks). */
+static bool held_here(const struct tsc *t)
+{
+	pthread_t owner = __atomic_load_n(&t->lock_owner, __ATOMIC_RELAXED);
+
+	return owner && pthread_equal(owner, pthread_self());
+}
+
+static void fork_prepare(void)
+{
+	struct tsc *t;
+
+	pthread_mutex_lock(&default_lock);
+	pthread_mutex_lock(&reg_lock);
+	for (t = reg_head; t; t = t->reg_next) {
+		t->fork_mine = held_here(t);
+		if (!t->fork_mine)
+			pthread_mutex_lock(&t->lock);
+		/* A watcher that has not reached its own code yet may be
+		 * inside the C library's or a sanitizer's start-up, holding
+		 * locks of theirs the child would inherit.  (It takes no lock
+		 * of ours before it says it started.) */
+		while (t->thread_on && !__atomic_load_n(&t->started, __ATOMIC_ACQUIRE))
+			sched_yield();
+	}
+}
+
+static void fork_parent(void)
+{
+	struct tsc *t;
+
+	for (t = reg_head; t; t = t->reg_next)
+		if (!t->fork_mine)
+			pthread_mutex_unlock(&t->lock);
+	pthread_mutex_unlock(&reg_lock);
+	pthread_mutex_unlock(&default_lock);
+}
+
+/* The child has no watcher thread, and shares the parent's fds: drop
+ * its copies (closing them leaves the parent's untouched).  Its own fds
+ * and watcher start at its first call into the library that may start
+ * them (tsc__lock()), not here: a child that forks to unshare() or exec
+ * must stay single-threaded.  A handle whose lock the forking thread
+ * holds keeps its fds until then: the interrupted call is using them. */
+static void fork_child(void)
+{
+	struct tsc *t;
+
+	for (t = reg_head; t; t = t->reg_next) {
+		t->thread_on = false;
+		__atomic_store_n(&t->rearm, true, __ATOMIC_RELAXED);
+		/* The inline wall reads anchor once one is due (wall.c). */
+		__atomic_store_n(&t->wall.slow_from,
+				 __atomic_load_n(&t->anchor_next, __ATOMIC_RELAXED),
+				 __ATOMIC_RELAXED);
+		if (t->fork_mine)
+			continue;
+		tsc__watch_stop(t);
+		pthread_mutex_unlock(&t->lock);
+	}
+	pthread_mutex_unlock(&reg_lock);
+	pthread_mutex_unlock(&default_lock);
+}
+
+static void reg_init(void)
+{
+	pthread_atfork(fork_prepare, fork_parent, fork_child);
+}
+
+/* Once the handle is published, a call is two loads (the handle, its
+ * rearm flag) and no lock, but in a forked child the first call re-arms
+ * the handle as any first call on it does.  The fork handler is
+ * installed before default_lock is first taken. */
+TSC_API struct tsc *tsc_default(void)
+{
+	struct tsc *t = __atomic_load_n(&default_t, __ATOMIC_ACQUIRE);
+
+	if (!t) {
+		pthread_once(&reg_once, reg_init);
+		pthread_mutex_lock(&default_lock);
+		t = default_t;
+		if (!t) {
+			t = tsc_open(NULL);	/* fails only for ENOMEM */
+			__atomic_store_n(&default_t, t, __ATOMIC_RELEASE);
+		}
+		pthread_mutex_unlock(&default_lock);
+	}
+	if (t && __atomic_load_n(&t->rearm, __ATOMIC_RELAXED)) {
+		tsc__lock(t);
+		tsc__unlock(t);
+	}
+	return t;
+}
+
+static bool is_default(const struct tsc *t)
+{
+	return t && t == __atomic_load_n(&default_t, __ATOMIC_ACQUIRE);
+}
+
+static void register_handle(struct tsc *t)
+{
+	pthread_once(&reg_once, reg_init);
+	pthread_mutex_lock(&reg_lock);
+	t->reg_prev = NULL;
+	t->reg_next = reg_head;
+	if (reg_head)
+		reg_head->reg_prev = t;
+	reg_head = t;
+	pthread_mutex_unlock(&reg_lock);
+}
+
+static void unregister_handle(struct tsc *t)
+{
+	pthread_mutex_lock(&reg_lock);
+	if (t->reg_prev)
+		t->reg_prev->reg_next = t->reg_next;
+	else if (reg_head == t)
+		reg_head = t->reg_next;
+	if (t->reg_next)
+		t->reg_next->reg_prev = t->reg_prev;
+	t->reg_next = t->reg_prev = NULL;
+	pthread_mutex_unlock(&reg_lock);
 }
 
 TSC_API struct tsc *tsc_open(const struct tsc_opts *opts)
@@ -131,16 +274,16 @@ TSC_API struct tsc *tsc_open(const struct tsc_opts *opts)
 	}
 	tsc__unlock(t);
 	free(d);
-	tsc__register(t);
+	register_handle(t);
 	return t;
 }
 
 /* The default handle lives until exit: closing it does nothing. */
 TSC_API void tsc_close(struct tsc *t)
 {
-	if (!t || tsc__is_default(t))
+	if (!t || is_default(t))
 		return;
-	tsc__unregister(t);
+	unregister_handle(t);
 	tsc__watch_stop(t);
 	pthread_mutex_destroy(&t->lock);
 	free(t->wcpus);
@@ -196,23 +339,18 @@ TSC_API int (tsc_reasons)(struct tsc *t, struct tsc_reason *out, size_t n)
 	return get_reasons(t, out, n, TSC_REASON_SIZE_0_4);
 }
 
-TSC_API const char *tsc_src_name(enum tsc_src src)
+/* An anchor now (wall.c), under the lock, which re-arms a forked child's
+ * handle first (watch.c). */
+TSC_API int tsc_reanchor(struct tsc *t)
 {
-	static const char *const names[] = {
-		[TSC_SRC_NONE] = "none",
-		[TSC_SRC_VDSO] = "vdso",
-		[TSC_SRC_SYSFS_MULT] = "sysfs-mult",
-		[TSC_SRC_PERF] = "perf",
-		[TSC_SRC_SYSFS_KHZ] = "sysfs-khz",
-		[TSC_SRC_CPU0_KHZ] = "cpu0-tsc-freq-khz",
-		[TSC_SRC_CPUID_15H] = "cpuid-15h",
-		[TSC_SRC_CPUID_HV] = "cpuid-hypervisor",
-		[TSC_SRC_CALIBRATION] = "calibration",
-	};
+	int err;
 
-	if ((unsigned int)src >= ARRAY_SIZE(names))
-		return "unknown";
-	return names[src];
+	if (!t)
+		return tsc__set_errno(-EINVAL);
+	tsc__lock(t);
+	err = tsc__reanchor(t);
+	tsc__unlock(t);
+	return err;
 }
 
 TSC_API const char *tsc_version(void)

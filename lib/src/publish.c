@@ -75,24 +75,6 @@
 #define MARK_CLOSED (1ull << 63)
 #define HOLD_NS 1000000		/* a read stands still at most this long */
 
-uint64_t tsc__clock_ns(clockid_t clk)
-{
-	struct timespec ts;
-
-	clock_gettime(clk, &ts);
-	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
-}
-
-TSC_API uint64_t __tsc_clock_ns(clockid_t clock)
-{
-	return tsc__clock_ns(clock);
-}
-
-uint64_t tsc__mono_raw(void)
-{
-	return tsc__clock_ns(CLOCK_MONOTONIC_RAW);
-}
-
 /* The writer's ordered TSC read; a test may put it ahead of the readers'
  * (t->skew: their CPUs' TSCs are behind the writer's). */
 static uint64_t wtsc(const struct tsc *t)
@@ -188,19 +170,6 @@ static void store_fast(struct tsc_fast_state *f, const struct tsc_fast_state *nf
 	__atomic_store_n(&f->offset, nf->offset, __ATOMIC_RELAXED);
 	__atomic_store_n(&f->clock_offset, nf->clock_offset, __ATOMIC_RELAXED);
 	__atomic_store_n(&f->clock, nf->clock, __ATOMIC_RELAXED);
-}
-
-/* The seqcount latch's writer sends readers to the other copy: turn
- * (readers: copy 1), write copy 0, turn (readers: copy 0), write copy 1.
- * A reader always finds one of them whole; copy 0 may be written again
- * before the second turn.  Caller holds t->lock. */
-void tsc__latch_turn(uint32_t *seq)
-{
-	/* The copy written last before the bump that sends readers there
-	 * (the kernel's smp_wmb() before the increment). */
-	__atomic_thread_fence(__ATOMIC_RELEASE);
-	__atomic_store_n(seq, *seq + 1, __ATOMIC_RELAXED);
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 }
 
 /* A turn of the fast path's latch (a test may stall the writer first: t->stall). */
@@ -382,7 +351,7 @@ static bool refinement(const struct tsc *t, const struct tsc_fast_state *f,
 
 	return f->mode == TSC_MODE_TSC && nf->mode == TSC_MODE_TSC &&
 	       nf->rdtscp == f->rdtscp && d <= a / (rate_fix ? 1000 : 100000) &&
-	       tsc__rdtsc_allowed(t, &t->df);
+	       t->d.rdtsc_allowed;
 }
 
 /* A refinement as a slew (see the top of the file): a slower line
@@ -430,7 +399,7 @@ static void fill_info(struct tsc *t, const struct decision *d)
 	i->calib_ns = t->sf.calib.took_ns;
 	i->calibrated = t->sf.calib.done;
 	/* Calibrating, with no factors in use: the bound so far, or none yet. */
-	if (tsc__calibrating(t) && !d->f.src)
+	if (d->calibrating && !d->f.src)
 		i->err_ppb = t->sf.calib.f.src ? t->sf.calib.f.err_ppb : UINT64_MAX;
 	i->vdso_raw = t->df.vdso_raw_rc;
 	i->fallback_clock = current(t)->clock;
@@ -489,7 +458,7 @@ int tsc__publish(struct tsc *t, const struct decision *d)
 		store_fast(&t->fast.s[1], &nf);
 	} else {
 		refined = refinement(t, f, &nf, rate_fix);
-		old_runs = old.mode != TSC_MODE_TSC || tsc__rdtsc_allowed(t, &t->df);
+		old_runs = old.mode != TSC_MODE_TSC || d->rdtsc_allowed;
 		open_mark(t);
 		c = close_mark(t, &old, old_runs);
 		if (refined) {

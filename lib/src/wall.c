@@ -936,15 +936,3 @@ int tsc__reanchor(struct tsc *t)
 	t->info.scale_offset_ns = t->scale_offset;
 	return 0;
 }
-
-TSC_API int tsc_reanchor(struct tsc *t)
-{
-	int err;
-
-	if (!t)
-		return tsc__set_errno(-EINVAL);
-	tsc__lock(t);
-	err = tsc__reanchor(t);
-	tsc__unlock(t);
-	return err;
-}

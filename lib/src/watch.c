@@ -13,15 +13,9 @@
  * comes first arms it: that pass, a report (tsc__settle()) or
  * tsc_process_events() of a handle without a watcher.
  *
- * fork(): every open handle is in a registry; a pthread_atfork handler
- * holds each handle's lock across the fork.  In the child it closes the
- * handle's copies of the parent's fds, never writing them: whatever the
- * child does, the parent's watcher goes on.  The child's handle gets fds
- * and a watcher of its own at the child's first library call.
- *
- * The default handle (tsc_default()) is one of them, opened under a lock
- * that the fork handler takes first, so that a child never inherits it
- * held by a thread that was opening the handle.
+ * fork(): a forked child's handle gets fds and a watcher of its own at
+ * the child's first library call (tsc__lock()); the fork handlers are
+ * in open.c.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -38,12 +32,9 @@
 
 #include "internal.h"
 
-/* Kept open, so that a re-read is one pread(); the first of the tsc0
- * files and the others are polled (the series notifies every tsc0 file
- * at once). */
-static const char *const watched[NWATCHED] = {
-	P_STABLE, P_CS, P_CS_VDSO, P_TSC_USER, P_KHZ, P_MULT, P_SHIFT,
-};
+/* The first NPOLLED of the files kept open (tsc__watched[], facts.c)
+ * are polled: the first of the tsc0 files and the others (the series
+ * notifies every tsc0 file at once). */
 #define NPOLLED 4
 
 #define ANCHOR_NS 1000000000ull
@@ -236,7 +227,7 @@ static void *watcher(void *arg)
 	struct epoll_event ev[8];
 	int n, i;
 
-	/* A fork() waits for this (fork_prepare()). */
+	/* A fork() waits for this (fork_prepare(), open.c). */
 	__atomic_store_n(&t->started, true, __ATOMIC_RELEASE);
 	if (t->place_self)
 		place_self(t);
@@ -384,18 +375,6 @@ static int add(int epfd, int fd, uint32_t events)
 	return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) ? -errno : 0;
 }
 
-/* The fd of a watched file; -ENOENT if it was missing (a kernel's
- * files do not appear later); -1 if not open. */
-int tsc__watched_fd(const struct tsc *t, const char *path)
-{
-	int i;
-
-	for (i = 0; i < NWATCHED; i++)
-		if (!strcmp(watched[i], path))
-			return t->wfd[i];
-	return -1;
-}
-
 static void close_files(struct tsc *t)
 {
 	int i;
@@ -417,7 +396,7 @@ void tsc__watch_files(struct tsc *t)
 	for (i = 0; t->live && i < NWATCHED; i++) {
 		if (t->wfd[i] != -1)
 			continue;
-		t->wfd[i] = open(watched[i], O_RDONLY | O_CLOEXEC);
+		t->wfd[i] = open(tsc__watched[i], O_RDONLY | O_CLOEXEC);
 		if (t->wfd[i] < 0 && errno == ENOENT) {
 			t->wfd[i] = -ENOENT;
 		} else if (t->wfd[i] < 0) {
@@ -505,83 +484,6 @@ void tsc__watch_stop(struct tsc *t)
 	t->armed = false;
 }
 
-/* Lock order: default_lock, reg_lock, a handle's lock. */
-static pthread_mutex_t default_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct tsc *default_t;	/* written once, under default_lock */
-static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_once_t reg_once = PTHREAD_ONCE_INIT;
-static struct tsc *reg_head;
-
-/* A signal handler may fork while its thread is inside a library call
- * that holds a handle's lock: that lock is not taken again (it would
- * wait for itself), and in the child the interrupted call goes on when
- * the handler returns, with the fds it was using, and drops it.  Not
- * covered: a signal in the two instructions between taking the lock and
- * naming its owner, or in tsc_open(), tsc_close() or tsc_default()'s
- * first call (their registry locks). */
-static bool held_here(const struct tsc *t)
-{
-	pthread_t owner = __atomic_load_n(&t->lock_owner, __ATOMIC_RELAXED);
-
-	return owner && pthread_equal(owner, pthread_self());
-}
-
-static void fork_prepare(void)
-{
-	struct tsc *t;
-
-	pthread_mutex_lock(&default_lock);
-	pthread_mutex_lock(&reg_lock);
-	for (t = reg_head; t; t = t->reg_next) {
-		t->fork_mine = held_here(t);
-		if (!t->fork_mine)
-			pthread_mutex_lock(&t->lock);
-		/* A watcher that has not reached its own code yet may be
-		 * inside the C library's or a sanitizer's start-up, holding
-		 * locks of theirs the child would inherit.  (It takes no lock
-		 * of ours before it says it started.) */
-		while (t->thread_on && !__atomic_load_n(&t->started, __ATOMIC_ACQUIRE))
-			sched_yield();
-	}
-}
-
-static void fork_parent(void)
-{
-	struct tsc *t;
-
-	for (t = reg_head; t; t = t->reg_next)
-		if (!t->fork_mine)
-			pthread_mutex_unlock(&t->lock);
-	pthread_mutex_unlock(&reg_lock);
-	pthread_mutex_unlock(&default_lock);
-}
-
-/* The child has no watcher thread, and shares the parent's fds: drop
- * its copies (closing them leaves the parent's untouched).  Its own fds
- * and watcher start at its first call into the library that may start
- * them (tsc__lock()), not here: a child that forks to unshare() or exec
- * must stay single-threaded.  A handle whose lock the forking thread
- * holds keeps its fds until then: the interrupted call is using them. */
-static void fork_child(void)
-{
-	struct tsc *t;
-
-	for (t = reg_head; t; t = t->reg_next) {
-		t->thread_on = false;
-		__atomic_store_n(&t->rearm, true, __ATOMIC_RELAXED);
-		/* The inline wall reads anchor once one is due (wall.c). */
-		__atomic_store_n(&t->wall.slow_from,
-				 __atomic_load_n(&t->anchor_next, __ATOMIC_RELAXED),
-				 __ATOMIC_RELAXED);
-		if (t->fork_mine)
-			continue;
-		tsc__watch_stop(t);
-		pthread_mutex_unlock(&t->lock);
-	}
-	pthread_mutex_unlock(&reg_lock);
-	pthread_mutex_unlock(&default_lock);
-}
-
 /* Take the handle's lock; in a forked child, first start its watching.
  * (rearm is atomic: tsc_default() and the wall reads look at it without
  * the lock.) */
@@ -595,78 +497,4 @@ void tsc__lock(struct tsc *t)
 		tsc__watch_stop(t);	/* copies a handler's fork left open */
 		t->watch_err = tsc__watch_start(t);
 	}
-}
-
-bool tsc__trylock(struct tsc *t)
-{
-	if (pthread_mutex_trylock(&t->lock))
-		return false;
-	__atomic_store_n(&t->lock_owner, pthread_self(), __ATOMIC_RELAXED);
-	return true;
-}
-
-void tsc__unlock(struct tsc *t)
-{
-	__atomic_store_n(&t->lock_owner, (pthread_t)0, __ATOMIC_RELAXED);
-	pthread_mutex_unlock(&t->lock);
-}
-
-static void reg_init(void)
-{
-	pthread_atfork(fork_prepare, fork_parent, fork_child);
-}
-
-/* Once the handle is published, a call is two loads (the handle, its
- * rearm flag) and no lock, but in a forked child the first call re-arms
- * the handle as any first call on it does.  The fork handler is
- * installed before default_lock is first taken. */
-TSC_API struct tsc *tsc_default(void)
-{
-	struct tsc *t = __atomic_load_n(&default_t, __ATOMIC_ACQUIRE);
-
-	if (!t) {
-		pthread_once(&reg_once, reg_init);
-		pthread_mutex_lock(&default_lock);
-		t = default_t;
-		if (!t) {
-			t = tsc_open(NULL);	/* fails only for ENOMEM */
-			__atomic_store_n(&default_t, t, __ATOMIC_RELEASE);
-		}
-		pthread_mutex_unlock(&default_lock);
-	}
-	if (t && __atomic_load_n(&t->rearm, __ATOMIC_RELAXED)) {
-		tsc__lock(t);
-		tsc__unlock(t);
-	}
-	return t;
-}
-
-bool tsc__is_default(const struct tsc *t)
-{
-	return t && t == __atomic_load_n(&default_t, __ATOMIC_ACQUIRE);
-}
-
-void tsc__register(struct tsc *t)
-{
-	pthread_once(&reg_once, reg_init);
-	pthread_mutex_lock(&reg_lock);
-	t->reg_prev = NULL;
-	t->reg_next = reg_head;
-	if (reg_head)
-		reg_head->reg_prev = t;
-	reg_head = t;
-	pthread_mutex_unlock(&reg_lock);
-}
-
-void tsc__unregister(struct tsc *t)
-{
-	pthread_mutex_lock(&reg_lock);
-	if (t->reg_prev)
-		t->reg_prev->reg_next = t->reg_next;
-	else if (reg_head == t)
-		reg_head = t->reg_next;
-	if (t->reg_next)
-		t->reg_next->reg_prev = t->reg_prev;
-	t->reg_next = t->reg_prev = NULL;
-	pthread_mutex_unlock(&reg_lock);
 }

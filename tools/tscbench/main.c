@@ -7,7 +7,6 @@
  * the calibration start-up (a calibrating handle until its TSC is in use).
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -16,19 +15,6 @@
 #include "tscbench.h"
 
 const char tool_name[] = "tscbench";
-
-bool progress_on;
-
-void progress(const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!progress_on)
-		return;
-	va_start(ap, fmt);
-	tool_vwarn(fmt, ap);
-	va_end(ap);
-}
 
 static void usage(FILE *f)
 {

@@ -12,6 +12,19 @@
 #include "freq.h"
 #include "msg.h"
 
+/*
+ * The files of tscbench in layers, lowest first: a file calls into lower
+ * layers only, and the files of one layer call each other one way at
+ * most (tests/lib/layers.sh checks these lines; tools/common and libtsc
+ * lie below them all):
+ *
+ * layer: util peer_none args	(helpers, the Abseil peer's stand-in, options)
+ * layer: methods		(what the machine has, the ways to read time)
+ * layer: cost drift opens calib	(the phases)
+ * layer: output plot		(the report)
+ * layer: main
+ */
+
 /* Exit codes: documented in tscbench.1 and the README (2 and 3: msg.h). */
 enum { EXIT_BENCH_OK = 0, EXIT_BENCH_BACKWARD = 1 };
 
@@ -42,7 +55,7 @@ struct cfg {
 /* 0 and cfg filled, or -1 and a message in err. */
 int parse_args(int argc, char **argv, struct cfg *cfg, char *err, size_t errlen);
 
-/* ---- statistics ---- */
+/* ---- statistics (util.c) ---- */
 struct dist {
 	double median, p10, p90;
 };
@@ -121,7 +134,7 @@ void gettime_verdict(struct env *e);
 /* Select methods from a comma list; -1 and a message on an unknown name. */
 int methods_select(const char *list, char *err, size_t errlen);
 
-/* ---- measurements ---- */
+/* ---- measurements (util.c) ---- */
 void progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 extern bool progress_on;
 uint64_t now_ns(clockid_t c);
