@@ -298,11 +298,16 @@ static void watch_line(struct tsc *t, const struct cfg *cfg, const struct freq_f
 	fflush(stdout);
 }
 
+/* Nothing the kernel changed: new factors that are the library's own
+ * refinement or rate correction (tsc_get_info(3)) are not a change. */
 static bool same(const struct tsc_info *a, const struct tsc_info *b)
 {
+	bool own = a->refinements != b->refinements || a->rate_corrections != b->rate_corrections;
+
 	return a->usable == b->usable && a->tsc_stable == b->tsc_stable &&
-	       a->vdso_clock == b->vdso_clock && a->mult == b->mult &&
-	       a->shift == b->shift && a->src == b->src && a->tsc_user_value == b->tsc_user_value &&
+	       a->vdso_clock == b->vdso_clock &&
+	       (own || (a->mult == b->mult && a->shift == b->shift)) &&
+	       a->src == b->src && a->tsc_user_value == b->tsc_user_value &&
 	       !strcmp(a->clocksource, b->clocksource);
 }
 
@@ -339,8 +344,10 @@ static int watch(struct tsc *t, const struct cfg *cfg)
 			return EXIT_RUNTIME;
 		}
 		tsc_get_info(t, &now, sizeof(now));
-		if (same(&old, &now))
+		if (same(&old, &now)) {
+			old = now;	/* the factors the next line compares with */
 			continue;
+		}
 		watch_line(t, cfg, &ff, &old, &now, false);
 		old = now;
 		if (cfg->count && ++changes >= cfg->count)
