@@ -404,6 +404,8 @@ void tsc__calib_from(struct calib *c, const struct bracket *a);
 /* rate.c */
 void tsc__rate_bracket(struct rate_check *r, const struct bracket *b);
 void tsc__rate_reset(struct rate_check *r);
+void tsc__rate_restart(struct rate_check *r);
+bool tsc__rate_error(const struct rate_check *r, const struct factors *f, int64_t *ppb);
 int tsc__rate_check(struct rate_check *r, struct factors *f);
 /* publish.c */
 int tsc__publish(struct tsc *t, const struct decision *d);

@@ -7,7 +7,8 @@
  * once a second, at first sooner: watch.c) measure its rate, as a calibration does, from the
  * first bracket on: the bound falls as 1/t.  Factors whose rate lies
  * off the measured one by more than their bound plus the measurement's
- * give way to the measured factors, which publish.c brings in as a slew.
+ * give way to the measured factors, which publish.c brings in as a slew
+ * (up to 1000 ppm; beyond, a switch).
  * The correction stays while the measurement agrees with it, and is
  * replaced when it does not, or when the measurement has become twice
  * as tight: after a few seconds it is within a few ppb.  Other factors
@@ -41,6 +42,13 @@ void tsc__rate_reset(struct rate_check *r)
 	r->corrections = n;
 }
 
+/* The TSC jumped: a measurement across the jump says nothing, but the
+ * rate did not change with it: the correction stays. */
+void tsc__rate_restart(struct rate_check *r)
+{
+	memset(&r->m, 0, sizeof(r->m));
+}
+
 /* Rate of factors f minus rate of factors m, in ppb of m's (clamped to
  * +-1e9: such factors are far off either way). */
 static int64_t rate_diff_ppb(const struct factors *f, const struct factors *m)
@@ -59,6 +67,16 @@ static int64_t rate_diff_ppb(const struct factors *f, const struct factors *m)
 static uint64_t abs64(int64_t v)
 {
 	return v < 0 ? (uint64_t)-v : (uint64_t)v;
+}
+
+/* How far factors f run off the measured rate, ppb; false if there is
+ * no measurement yet. */
+bool tsc__rate_error(const struct rate_check *r, const struct factors *f, int64_t *ppb)
+{
+	if (!r->m.f.src || r->m.took_ns < MIN_SPAN_NS)
+		return false;
+	*ppb = rate_diff_ppb(f, &r->m.f);
+	return true;
 }
 
 /* Check factors f, as picked, against the measurement.  Returns 0 if

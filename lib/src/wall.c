@@ -10,8 +10,9 @@
  * REALTIME and TAI step when the kernel stepped them (ahead only up to
  * the mapping: from there they slew), BOOTTIME jumps forward when the
  * kernel's did (resume), any but REALTIME and TAI jumps forward when
- * more than 1 ms behind, and stands still when more than 1 ms ahead
- * (the TSC ran through a suspend) until the kernel's clock is there.
+ * more than 1 ms behind, and any stands still when more than 1 ms ahead
+ * (the TSC ran through a suspend, or jumped ahead: check_jump()) until
+ * the kernel's clock is there.
  * Nothing else steps, and only REALTIME and TAI go back (by the kernel's
  * steps back, also when the mapping starts anew).  A rate is not
  * measured across a resume (BOOTTIME moved from MONOTONIC).
@@ -203,27 +204,54 @@ static uint64_t est_high(const struct wall_est *e, uint64_t raw)
 {
 	uint64_t el = raw > e->raw ? raw - e->raw : 0;
 
+	/* At least the drift over a whole interval, so that, as long as
+	 * anchors come, it rises as RAW does: a line the writer sets there
+	 * is not overtaken by reads that keep to it meanwhile. */
+	if (el < INTERVAL_NS + SLOW_GRACE_NS)
+		el = INTERVAL_NS + SLOW_GRACE_NS;
 	return raw + (uint64_t)e->scale + e->w +
 	       (uint64_t)((unsigned __int128)el * e->ppb / 1000000000);
 }
 
-/* Is library ns now, ns, where CLOCK_MONOTONIC_RAW says, within the
- * jump bound (1 ms, 1000 ppm since the anchor, its width)?  If not,
- * the TSC jumped since: *at is where reads map instead: library ns by
- * RAW (est_high()), and after a jump ahead, never below what reads of
- * the copy mapped inline (up to its slow_at). */
-static bool jumped_read(const struct wall_est *e, uint64_t ns, uint64_t *at)
+/* Are library ns where CLOCK_MONOTONIC_RAW says, within the jump bound
+ * (1 ms, 1000 ppm since the anchor, its width)?  Read now, with RAW
+ * (a read preempted between them would look like a jump): within
+ * 100 us, 3 tries, else taken as no jump.  If they are not, the TSC
+ * jumped since: *at is where reads map instead, library ns by RAW
+ * (est_high()), and after a jump ahead never below what reads of the
+ * copy mapped inline (up to its slow_at); returns 2.  If they are, but
+ * the caller's ns is not (read before a preemption, or before the
+ * writer stepped the line back into place), *at is library ns now:
+ * returns 1.  Else 0: map ns. */
+static int jumped_read(struct tsc *t, const struct wall_est *e, uint64_t ns, uint64_t *at)
 {
-	uint64_t raw = tsc__mono_raw(), el = raw > e->raw ? raw - e->raw : 0;
-	uint64_t est = raw + (uint64_t)e->scale, thr = JUMP_NS + el / 1000 + e->w, lim;
+	uint64_t raw = 0, el, est, thr, lim, l0, l1 = 0, l;
+	int i;
 
-	if (ns + thr >= est && ns <= est + thr)
-		return false;
+	for (i = 0; i < 3; i++) {
+		l0 = tsc_now_ns(t);
+		raw = tsc__mono_raw();
+		l1 = tsc_now_ns(t);
+		if (l1 >= l0 && l1 - l0 < 100000)
+			break;
+	}
+	if (i == 3)
+		return 0;
+	l = l0 + (l1 - l0) / 2;
+	el = raw > e->raw ? raw - e->raw : 0;
+	est = raw + (uint64_t)e->scale;
+	thr = JUMP_NS + el / 1000 + e->w + (l1 - l0);
+	if (l + thr >= est && l <= est + thr) {
+		if (ns + thr >= est && ns <= est + thr)
+			return 0;
+		*at = l;
+		return 1;
+	}
 	*at = est_high(e, raw);
-	lim = ns < e->slow_at ? ns : e->slow_at;
-	if (ns > est && lim > *at)
+	lim = l < e->slow_at ? l : e->slow_at;
+	if (l > est && lim > *at)
 		*at = lim;
-	return true;
+	return 2;
 }
 
 /* The inline reads' slow path (tsc.h): clock clk at ns, or now, read in
@@ -241,6 +269,7 @@ TSC_API int __tsc_wall(struct tsc *t, clockid_t clk, bool now, uint64_t ns, uint
 	struct wall_est e;
 	uint32_t seq, valid;
 	uint64_t v, back, at, slow;
+	int jr;
 
 	if (!t || !out || i == W_NR)
 		return tsc__set_errno(-EINVAL);
@@ -262,11 +291,13 @@ TSC_API int __tsc_wall(struct tsc *t, clockid_t clk, bool now, uint64_t ns, uint
 			continue;
 		if (!valid)
 			return tsc__set_errno(-EAGAIN);
-		if (now && e.tsc && (ns + JUMP_NS < m.cur.s || ns >= slow || ns >= e.slow_at) &&
-		    jumped_read(&e, ns, &at)) {
-			__atomic_store_n(&t->wall.slow_from, 0, __ATOMIC_RELAXED);
+		jr = now && e.tsc && (ns + JUMP_NS < m.cur.s || ns >= slow || ns >= e.slow_at) ?
+		     jumped_read(t, &e, ns, &at) : 0;
+		if (jr == 2 && slow)	/* not over a later anchor's: it looked again */
+			__atomic_compare_exchange_n(&t->wall.slow_from, &slow, 0, false,
+						    __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+		if (jr)
 			ns = at;
-		}
 		v = map_at(&m, ns);
 		if (now && (seq & 1)) {
 			/* The mark counts REALTIME and TAI without their
@@ -402,7 +433,10 @@ static void rescale(struct tsc *t, int64_t k)
 		__int128 a = (__int128)((unsigned __int128)m->mult << (64 - m->shift));
 		__int128 b = (__int128)((unsigned __int128)f->mult << (64 - f->shift));
 
-		raw = clamp((int64_t)((a - b) * 1000000 / b * (1ll << 32) / 1000000), MAX_RATE);
+		__int128 dd = a - b;
+
+		raw = dd > b / 8 || -dd > b / 8 ? (dd > 0 ? MAX_RATE : -MAX_RATE) :
+		      clamp((int64_t)(dd * (1ll << 32) / b), MAX_RATE);
 	}
 	for (i = W_RAW; i <= W_MONO; i++) {
 		struct wall_track *w = &t->wt[i];
@@ -475,9 +509,11 @@ static void plan(struct tsc *t, const struct wall_sample *x, int i, uint64_t T,
 		g.b = k;
 		t->wt[i].back = e < 0;
 		g.back += e < 0 ? (uint64_t)-e : 0;
-	} else if (e < -JUMP_NS && i != W_REAL && i != W_TAI) {
-		/* Ahead by more (the TSC ran through a suspend): stand still
-		 * until the kernel's clock is there, then go on at its rate. */
+	} else if (e < -JUMP_NS) {
+		/* Ahead by more (the TSC ran through a suspend, or jumped
+		 * ahead before a read saw it; for REALTIME and TAI, which
+		 * the kernel did not step, the same): stand still until the
+		 * kernel's clock is there, then go on at its rate. */
 		g.b = f;
 		g.slew = -((1ll << 32) + g.rate);
 		g.len = (uint64_t)((__int128)-e * (1ll << 32) / ((1ll << 32) + g.rate));
@@ -532,6 +568,24 @@ static uint64_t cap_at(const struct tsc *t, uint64_t x)
 	return hi < x ? hi : x;
 }
 
+/* After a jump ahead, below from n's segment before T is the old one
+ * moved on (rebase()), below what reads mapped: the bridge starts where
+ * held reads do (floor_jumped()), no lower than they are held, and
+ * meets the bridge from the writer's now. */
+static void bridge_jumped(const struct tsc *t, struct wall_map *m, int i)
+{
+	const struct wall_hold *h = &t->wall_hold[i];
+	uint64_t xs = h->x > SKEW_NS ? h->x - SKEW_NS : 0, at, c;
+
+	if (xs >= m->floor_from)
+		return;
+	at = seg_at(&m->floor, xs);
+	c = h->c - m->floor.back;
+	m->floor.b = at > c ? at : c;
+	m->floor.s = xs;
+	m->floor_from = xs;
+}
+
 /* Readers of the copies replaced in this anchor map ns up to the writer's
  * now (+ skew, for a CPU whose TSC is ahead).  If that reached T, where
  * their mappings and the new one part, start the new segments further
@@ -568,6 +622,8 @@ static bool behind(struct tsc *t, const struct wall_copy *old, struct wall_copy 
 						      .rate = steepest(o, steepest(m, INT64_MIN)),
 						      .back = m->prev.back };
 			m->floor_from = from;
+			if (t->jumped_ahead)
+				bridge_jumped(t, m, i);
 			if (seg_at(&m->floor, T) > b)
 				b = seg_at(&m->floor, T);
 			if (seg_at(&m->prev, T) > b)
@@ -825,7 +881,7 @@ static void measure(struct tsc *t, clockid_t clk, uint64_t *l, uint64_t *c, uint
  * ticks (the state cannot change: the caller holds the lock every
  * publisher takes).  The bracket is also the calibration's next one
  * (decide.c): the refinements take no readings of their own; and the
- * rate check's (rate.c). */
+ * rate check's (rate.c), once tsc__reanchor() looked for a jump. */
 static void measure_raw_tsc(struct tsc *t, uint64_t *l, uint64_t *c, uint64_t *w)
 {
 	struct bracket b = { 0 }, s;
@@ -847,7 +903,6 @@ static void measure_raw_tsc(struct tsc *t, uint64_t *l, uint64_t *c, uint64_t *w
 	*c = b.ns;
 	t->anchor_b = b;
 	t->anchor_b_new = true;
-	tsc__rate_bracket(&t->rate, &b);
 }
 
 /* adjtimex()'s frequency and tick as a rate in 2^-32 units: MONOTONIC's
@@ -885,18 +940,26 @@ static void measure_all(struct tsc *t, struct wall_sample *x)
  * mapped meanwhile (cap_at()).  Either way the rate is measured anew. */
 static void check_jump(struct tsc *t, struct wall_sample *x)
 {
-	int64_t d = (int64_t)(x->l[W_RAW] - x->c[W_RAW]) - t->scale_offset;
-	uint64_t el = x->c[W_RAW] - t->last_anchor_raw;
-	int64_t thr = (int64_t)(JUMP_NS + el / 1000 + x->w[W_RAW] + t->est.w);
+	int64_t d = (int64_t)(x->l[W_RAW] - x->c[W_RAW]) - t->scale_offset, err;
+	uint64_t el = x->c[W_RAW] - t->last_anchor_raw, thr;
 
-	if (!t->est.tsc || !tsc_in_use(t) || !t->last_anchor_raw || llabs(d) <= thr)
+	if (!t->est.tsc || !tsc_in_use(t) || !t->last_anchor_raw)
+		return;
+	/* The factors in use may run off RAW by what the rate check
+	 * measured up to the last anchor (not across this one); until it
+	 * has, by up to 10% (MAX_RATE: a frequency far off). */
+	if (!tsc__rate_error(&t->rate, &t->d.f, &err))
+		err = 100000000;
+	thr = JUMP_NS + el / 1000 + x->w[W_RAW] + t->est.w +
+	      (uint64_t)((unsigned __int128)el * (uint64_t)llabs(err) / 1000000000);
+	if ((uint64_t)llabs(d) <= thr)
 		return;
 	t->info.tsc_jumps++;
 	t->info.last_tsc_jump_ns = d;
-	tsc__rate_reset(&t->rate);
+	tsc__rate_restart(&t->rate);
 	if (d < 0) {
-		tsc__step(t, (uint64_t)-d + t->est.w +
-			  (uint64_t)((unsigned __int128)el * t->est.ppb / 1000000000));
+		/* To where reads that saw the jump map (jumped_read()). */
+		tsc__step(t, est_high(&t->est, x->c[W_RAW]) - x->l[W_RAW]);
 		measure_all(t, x);
 		return;
 	}
@@ -916,6 +979,8 @@ int tsc__reanchor(struct tsc *t)
 		tsc__rate_reset(&t->rate);	/* measured only while in use */
 	measure_all(t, &x);
 	check_jump(t, &x);
+	if (tsc_in_use(t))	/* the bracket measure_raw_tsc() took, after the check */
+		tsc__rate_bracket(&t->rate, &t->anchor_b);
 	x.freq_ok = ntp_freq(&x.freq);
 	/* With a watcher, reads past when the next anchor is due, and a
 	 * grace, look for a jump ahead; a forked child's anchor themselves
