@@ -5,24 +5,6 @@
  * given to the library by a made-up sysroot. */
 #include "t.h"
 
-/* Library reading and raw clock at one instant: narrowest bracket. */
-static void pair(struct tsc *t, uint64_t *l, uint64_t *r)
-{
-	uint64_t best = UINT64_MAX, a, b, c;
-	int i;
-
-	for (i = 0; i < 20; i++) {
-		a = tsc_now_ns_ordered(t);
-		b = t_clock(CLOCK_MONOTONIC_RAW);
-		c = tsc_now_ns_ordered(t);
-		if (c - a < best) {
-			best = c - a;
-			*l = a + (c - a) / 2;
-			*r = b;
-		}
-	}
-}
-
 int main(void)
 {
 	uint64_t l0, r0, l1, r1;
@@ -33,11 +15,11 @@ int main(void)
 
 	t = t_open_tsc(root, false);
 	tsc_get_info(t, &i, sizeof(i));
-	pair(t, &l0, &r0);
+	t_lib_raw(t, &l0, &r0);
 	CHECK(llabs((long long)(l0 - r0)) < 20000, "scale off CLOCK_MONOTONIC_RAW by %lld ns at open",
 	      (long long)(l0 - r0));
 	t_sleep_ms(400);
-	pair(t, &l1, &r1);
+	t_lib_raw(t, &l1, &r1);
 	ppm = ((double)(l1 - l0) - (double)(r1 - r0)) / (double)(r1 - r0) * 1e6;
 	printf("# figure: drift %.3f ppm over %.0f ms (factors from %s)\n", ppm,
 	       (r1 - r0) / 1e6, tsc_src_name(i.src));

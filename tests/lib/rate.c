@@ -96,24 +96,6 @@ static void *reader(void *arg)
 	return NULL;
 }
 
-/* Library ns and RAW at one instant: the narrowest of 20 brackets. */
-static void pair(struct tsc *t, uint64_t *l, uint64_t *r)
-{
-	uint64_t best = UINT64_MAX, a, b, c;
-	int i;
-
-	for (i = 0; i < 20; i++) {
-		a = tsc_now_ns_ordered(t);
-		b = t_clock(CLOCK_MONOTONIC_RAW);
-		c = tsc_now_ns_ordered(t);
-		if (c - a < best) {
-			best = c - a;
-			*l = a + (c - a) / 2;
-			*r = b;
-		}
-	}
-}
-
 /* Sleep ms, meanwhile the worst |tsc_clock_gettime(RAW) - RAW|, read
  * between two RAW reads, every 5 ms. */
 static uint64_t watch_raw(struct tsc *t, long ms, uint64_t worst)
@@ -170,11 +152,11 @@ static void live(uint64_t khz, uint64_t ppm)
 	CHECK(i.err_ppb >= 500000000 / off, "factors from %s carry tsc_khz's rounding: "
 	      "bound %llu ppb", tsc_src_name(i.src), (unsigned long long)i.err_ppb);
 	pthread_create(&th, NULL, reader, NULL);
-	pair(h, &l0, &r0);
+	t_lib_raw(h, &l0, &r0);
 	worst = watch_raw(h, 3000, 0);
-	pair(h, &l1, &r1);
+	t_lib_raw(h, &l1, &r1);
 	worst = watch_raw(h, 2000, worst);
-	pair(h, &l2, &r2);
+	t_lib_raw(h, &l2, &r2);
 	__atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
 	pthread_join(th, NULL);
 	tsc_get_info(h, &i, sizeof(i));

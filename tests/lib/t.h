@@ -82,6 +82,25 @@ static inline uint64_t t_clock(clockid_t c)
 	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
+/* Library ns (ordered) and CLOCK_MONOTONIC_RAW at one instant: the
+ * narrowest of 20 brackets. */
+static inline void t_lib_raw(struct tsc *t, uint64_t *l, uint64_t *r)
+{
+	uint64_t best = UINT64_MAX, a, b, c;
+	int i;
+
+	for (i = 0; i < 20; i++) {
+		a = tsc_now_ns_ordered(t);
+		b = t_clock(CLOCK_MONOTONIC_RAW);
+		c = tsc_now_ns_ordered(t);
+		if (c - a < best) {
+			best = c - a;
+			*l = a + (c - a) / 2;
+			*r = b;
+		}
+	}
+}
+
 static inline void t_sleep_ms(long ms)
 {
 	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000l };
