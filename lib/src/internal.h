@@ -146,6 +146,13 @@ static inline uint64_t tsc__rounding_ppb(uint64_t khz, uint64_t mult)
 	return (500000000 + khz - 1) / khz + (500000000 + mult - 1) / mult;
 }
 
+/* ns per 2^64 ticks: the rate of factors mult >> shift, whatever the
+ * shift (below 64), comparable across factors. */
+static inline unsigned __int128 tsc__rate_of(uint64_t mult, uint32_t shift)
+{
+	return (unsigned __int128)mult << (64 - shift);
+}
+
 /* TSC reads around one clock_gettime() */
 struct bracket {
 	uint64_t t0, t1, ns;

@@ -339,7 +339,7 @@ static int64_t scale_now(struct tsc *t)
 /* ns per 2^64 ticks: the rate of a state's factors, whatever its shift. */
 static unsigned __int128 rate_of(const struct tsc_fast_state *f)
 {
-	return (unsigned __int128)f->mult << (64 - f->shift);
+	return tsc__rate_of(f->mult, f->shift);
 }
 
 /* A refinement of the TSC's factors: the same source, within 10 ppm, or

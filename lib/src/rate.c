@@ -53,9 +53,8 @@ void tsc__rate_restart(struct rate_check *r)
  * +-1e9: such factors are far off either way). */
 static int64_t rate_diff_ppb(const struct factors *f, const struct factors *m)
 {
-	/* ns per 2^64 ticks: shifts up to 63 fit. */
-	__int128 a = (__int128)((unsigned __int128)f->mult << (64 - f->shift));
-	__int128 b = (__int128)((unsigned __int128)m->mult << (64 - m->shift)), d = a - b;
+	__int128 a = (__int128)tsc__rate_of(f->mult, f->shift);
+	__int128 b = (__int128)tsc__rate_of(m->mult, m->shift), d = a - b;
 
 	if (d >= b)
 		return 1000000000;

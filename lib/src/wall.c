@@ -430,8 +430,8 @@ static void rescale(struct tsc *t, int64_t k)
 	int i;
 
 	if (m->src && f->mode == TSC_MODE_TSC) {
-		__int128 a = (__int128)((unsigned __int128)m->mult << (64 - m->shift));
-		__int128 b = (__int128)((unsigned __int128)f->mult << (64 - f->shift));
+		__int128 a = (__int128)tsc__rate_of(m->mult, m->shift);
+		__int128 b = (__int128)tsc__rate_of(f->mult, f->shift);
 
 		__int128 dd = a - b;
 

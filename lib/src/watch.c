@@ -95,6 +95,7 @@ static int look(struct tsc *t)
 	struct decision d;
 	uint64_t ticks;
 	int changed;
+	uint64_t every;
 	bool due;
 
 	t->redecide = false;
@@ -105,7 +106,8 @@ static int look(struct tsc *t)
 	/* While the TSC is in use, the anchor that is due comes first: its
 	 * bracket is the refinement's and the rate check's (decide.c).
 	 * Only while RDTSC may still run (the anchor reads the TSC). */
-	due = tsc__mono_raw() - t->last_anchor_raw >= anchor_ns(t) - anchor_ns(t) / 50;
+	every = anchor_ns(t);
+	due = tsc__mono_raw() - t->last_anchor_raw >= every - every / 50;
 	if (due && tsc_in_use(t) && tsc__rdtsc_allowed(t, &t->df)) {
 		tsc__reanchor(t);
 		due = false;

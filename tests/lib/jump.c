@@ -62,33 +62,15 @@ static void *reader(void *arg)
 	return NULL;
 }
 
-static bool kernel_uses_tsc(void)
-{
-	char b[64] = "";
-	FILE *f = fopen("/sys/devices/system/clocksource/clocksource0/current_clocksource", "r");
-
-	if (f) {
-		if (!fgets(b, sizeof(b), f))
-			b[0] = 0;
-		fclose(f);
-	}
-	return !strcmp(b, "tsc\n");
-}
-
 /* The guest's kernel does not use the TSC, and has the msr driver. */
 static bool msr_mode(void)
 {
-	char b[4096] = "";
-	FILE *f = fopen("/proc/cmdline", "r");
-	bool guest;
+	char b[64];
 
-	if (f) {
-		if (!fgets(b, sizeof(b), f))
-			b[0] = 0;
-		fclose(f);
-	}
-	guest = strstr(b, "tsckit_tests=") && getenv("TSCKIT_RESULTS");
-	return guest && access("/dev/cpu/0/msr", W_OK) == 0 && !kernel_uses_tsc();
+	t_first_line("/sys/devices/system/clocksource/clocksource0/current_clocksource", b,
+		     sizeof(b));
+	return t_in_guest() && getenv("TSCKIT_RESULTS") && access("/dev/cpu/0/msr", W_OK) == 0 &&
+	       strcmp(b, "tsc\n");
 }
 
 /* MSR msr += ticks on every CPU. */

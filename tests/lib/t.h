@@ -39,6 +39,28 @@ static int t_failed;
  * sends facts to the guest's results channel for scripts/judge.  A
  * SKIP still exits 77, which the guest's init counts as a failure.
  */
+/* The first line of a file, with its newline; "" if it cannot be read. */
+static inline char *t_first_line(const char *path, char *b, int cap)
+{
+	FILE *f = fopen(path, "r");
+
+	b[0] = 0;
+	if (f) {
+		if (!fgets(b, cap, f))
+			b[0] = 0;
+		fclose(f);
+	}
+	return b;
+}
+
+/* Booted by tsckit's guest: its init passes tsckit_tests= to the kernel. */
+static inline bool t_in_guest(void)
+{
+	char b[4096];
+
+	return strstr(t_first_line("/proc/cmdline", b, sizeof(b)), "tsckit_tests=");
+}
+
 #ifdef T_GUEST
 #define T_LIVE 1
 /* These switch the clocksource of the kernel they run on: only in the
@@ -46,15 +68,7 @@ static int t_failed;
  * never on the machine's own kernel. */
 __attribute__((constructor)) static void t_guest_only(void)
 {
-	char b[4096] = "";
-	FILE *f = fopen("/proc/cmdline", "r");
-
-	if (f) {
-		if (!fgets(b, sizeof(b), f))
-			b[0] = 0;
-		fclose(f);
-	}
-	if (!strstr(b, "tsckit_tests=")) {
+	if (!t_in_guest()) {
 		printf("# FAIL: built for tsckit's guest (-DT_GUEST), and this is not it "
 		       "(no tsckit_tests= in /proc/cmdline): not run\n");
 		exit(1);
