@@ -118,8 +118,16 @@
 extern "C" {
 #endif
 
+/* The reads and their helpers are inline even where a compiler would
+ * rather call them: a call and the stores around it cost more than the
+ * read itself. */
+#if defined(__GNUC__) || defined(__clang__)
+#define __TSC_FAST static inline __attribute__((always_inline))
+#else
+#define __TSC_FAST static inline
+#endif
 #ifndef TSCINLINE
-#define TSCINLINE static inline
+#define TSCINLINE __TSC_FAST
 #endif
 
 struct tsc;
@@ -408,20 +416,20 @@ struct tsc_fast {
 
 #define __tsc_ld(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
 
-static inline const struct tsc_fast *__tsc_fast(const struct tsc *t)
+__TSC_FAST const struct tsc_fast *__tsc_fast(const struct tsc *t)
 {
 	return (const struct tsc_fast *)t;
 }
 
 /* The copy to read now, and seq to check afterwards. */
-static inline const struct tsc_fast_state *__tsc_begin(const struct tsc *t, uint32_t *seq)
+__TSC_FAST const struct tsc_fast_state *__tsc_begin(const struct tsc *t, uint32_t *seq)
 {
 	*seq = __atomic_load_n(&__tsc_fast(t)->seq, __ATOMIC_ACQUIRE);
 	return &__tsc_fast(t)->s[*seq & 1];
 }
 
 /* Did the copy stay put while it was read? */
-static inline bool __tsc_end(const struct tsc *t, uint32_t seq)
+__TSC_FAST bool __tsc_end(const struct tsc *t, uint32_t seq)
 {
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);
 	return __builtin_expect(__tsc_ld(__tsc_fast(t)->seq) == seq, 1);
@@ -440,7 +448,7 @@ TSCINLINE uint64_t tsc_rdtsc(void)
 	return ((uint64_t)hi << 32) | lo;
 }
 
-static inline uint64_t __tsc_rdtsc_ordered(bool rdtscp)
+__TSC_FAST uint64_t __tsc_rdtsc_ordered(bool rdtscp)
 {
 	uint32_t lo, hi, aux;
 
@@ -486,8 +494,12 @@ TSCINLINE bool tsc_in_use(const struct tsc *t)
 
 __extension__ typedef unsigned __int128 __tsc_u128;
 
-static inline uint64_t __tsc_mul(uint64_t ticks, uint64_t mult, uint32_t shift)
+__TSC_FAST uint64_t __tsc_mul(uint64_t ticks, uint64_t mult, uint32_t shift)
 {
+	/* The library publishes shift 32 whenever that is exact: a
+	 * constant shift is one instruction, a variable one many. */
+	if (__builtin_expect(shift == 32, 1))
+		return (uint64_t)(((__tsc_u128)ticks * mult) >> 32);
 	return (uint64_t)(((__tsc_u128)ticks * mult) >> shift);
 }
 
@@ -539,7 +551,7 @@ TSCINLINE uint64_t tsc_ticks_to_ns(const struct tsc *t, uint64_t ticks)
 	return ns;
 }
 
-static inline uint64_t __tsc_now(const struct tsc *t, bool ordered)
+__TSC_FAST uint64_t __tsc_now(const struct tsc *t, bool ordered)
 {
 	const struct tsc_fast_state *s;
 	uint32_t seq;
@@ -585,10 +597,12 @@ TSCINLINE uint64_t tsc_now_ns_ordered(const struct tsc *t)
  * below takes copy 0 while seq is even, writes nothing, and leaves to
  * __tsc_wall() everything else: seq odd (the writer is changing the
  * mapping: such reads go through a mark, as __tsc_held() does for the
- * line), ns before cur.s, a mapping not yet valid, ns past slow_from
- * (a forked child's anchor is due; the watcher's is overdue, or a read
- * saw the TSC jump: such reads compare ns with CLOCK_MONOTONIC_RAW), and
- * the errors.
+ * line), ns before cur.s, ns past slow_from (0 until the first anchor
+ * makes the mapping valid; a forked child's anchor is due; the
+ * watcher's is overdue, or a read saw the TSC jump: such reads compare
+ * ns with CLOCK_MONOTONIC_RAW), and the errors.  A read of now
+ * goes there too while the line changes (its seq odd), on the fallback
+ * clock, and with a shift other than 32.
  */
 enum { __TSC_W_NR = 5 };	/* RAW, MONOTONIC, REALTIME, BOOTTIME, TAI */
 
@@ -622,14 +636,14 @@ struct __tsc_head {
 	struct tsc_wall wall;
 };
 
-static inline const struct tsc_wall *__tsc_wall_of(const struct tsc *t)
+__TSC_FAST const struct tsc_wall *__tsc_wall_of(const struct tsc *t)
 {
 	return &((const struct __tsc_head *)t)->wall;
 }
 
 /* The clocks' Linux numbers: a strict ISO C build may not define the
  * names. */
-static inline int __tsc_wall_index(clockid_t clk)
+__TSC_FAST int __tsc_wall_index(clockid_t clk)
 {
 	switch ((int)clk) {
 	case 4:	return 0;	/* CLOCK_MONOTONIC_RAW */
@@ -646,41 +660,64 @@ static inline int __tsc_wall_index(clockid_t clk)
 int __tsc_wall(struct tsc *t, clockid_t clk, bool now, uint64_t ns, uint64_t *out);
 
 __extension__ typedef __int128 __tsc_s128;
+/* A load of two adjacent 32-bit fields at once, which the aliasing rules
+ * allow only through such a type. */
+#if defined(__GNUC__) || defined(__clang__)
+typedef uint64_t __attribute__((__may_alias__)) __tsc_u64_alias;
+#else
+typedef uint64_t __tsc_u64_alias;
+#endif
 
 /* What __tsc_wall_fast() maps: the caller's ns, or now, read as
  * tsc_now_ns() or as tsc_now_ns_ordered() does. */
 enum { __TSC_W_MAP, __TSC_W_NOW, __TSC_W_NOW_ORDERED };
 
-/* Clock i at ns from copy 0, if seq stayed even and ns is in its last
- * segment; else false.  An unordered RDTSC may run before the loads of
- * seq and the segment (then ns may be below its start: the slow path)
- * but not after the load of seq that ends the pass has retired, so a
- * value read here is below the writer's clock once it has made seq odd
- * (and fenced): a read of this thread after it is not below it.  That
- * rests on in-order retirement and on loads replayed when their line is
- * taken before they retire (x86-TSO as Intel and AMD implement it), not
- * on a promise of the SDM, which says only that later instructions may
- * begin before RDTSC reads the counter; tsc_clock_gettime_ordered()
- * does not rest on it. */
-static inline bool __tsc_wall_fast(const struct tsc *t, int i, int what, uint64_t *ns,
-				   uint64_t *out)
+/* Clock i at ns from the wall's copy 0, if its seq stayed even and ns
+ * is in its last segment; else false.  A read of now takes the line's
+ * copy 0 too, and only while the line's seq stays even and it runs on
+ * the TSC: anything else (the writer changing the line or the mapping,
+ * the fallback clock) goes out of line, where __tsc_wall() retries and
+ * holds as tsc_now_ns() does.  An unordered RDTSC may run before the
+ * loads of seq and the segment (then ns may be below its start: the
+ * slow path) but not after the loads of both seqs that end the pass
+ * have retired, so a value read here is below a writer's clock once it
+ * has made its seq odd (and fenced): a read of this thread after it is
+ * not below it.  That rests on in-order retirement and on loads
+ * replayed when their line is taken before they retire (x86-TSO as
+ * Intel and AMD implement it), not on a promise of the SDM, which says
+ * only that later instructions may begin before RDTSC reads the
+ * counter; tsc_clock_gettime_ordered() does not rest on it. */
+__TSC_FAST bool __tsc_wall_fast(const struct tsc *t, int i, int what, uint64_t *ns,
+				uint64_t *out)
 {
 	const struct tsc_wall *w = __tsc_wall_of(t);
 	const struct tsc_wall_seg *g = &w->c[0].m[i].cur;
-	uint32_t seq = __atomic_load_n(&w->seq, __ATOMIC_ACQUIRE);
+	const struct tsc_fast *f = __tsc_fast(t);
+	uint32_t seq = __atomic_load_n(&w->seq, __ATOMIC_ACQUIRE), lseq = 0;
 	uint64_t s, b, len, slow, d, ds;
 	int64_t rate, slew;
-	uint32_t valid;
 
 	if (__builtin_expect(seq & 1, 0))
 		return false;
-	if (what == __TSC_W_NOW)
-		*ns = tsc_now_ns(t);
-	else if (what == __TSC_W_NOW_ORDERED)
-		*ns = tsc_now_ns_ordered(t);
+	if (what != __TSC_W_MAP) {
+		uint64_t mode_shift;
+
+		lseq = __atomic_load_n(&f->seq, __ATOMIC_ACQUIRE);
+		/* mode and shift (adjacent, 8-aligned) in one load: the TSC
+		 * at shift 32, or out of line (x86 is little-endian). */
+		mode_shift = __atomic_load_n((const __tsc_u64_alias *)&f->s[0].mode,
+					     __ATOMIC_RELAXED);
+		if (!TSC_ARCH_HAS_TSC ||
+		    __builtin_expect((lseq & 1) ||
+				     mode_shift != ((uint64_t)32 << 32 | TSC_MODE_TSC), 0))
+			return false;
+		*ns = __tsc_mul(what == __TSC_W_NOW ? tsc_rdtsc() :
+				__tsc_rdtsc_ordered(__tsc_ld(f->s[0].rdtscp)),
+				__tsc_ld(f->s[0].mult), 32) +
+		      __tsc_ld(f->s[0].offset);
+	}
 	/* The RDTSC (a volatile asm) stays before the loads below. */
 	__asm__ __volatile__("" ::: "memory");
-	valid = __tsc_ld(w->c[0].valid);
 	slow = __tsc_ld(w->slow_from);
 	s = __tsc_ld(g->s);
 	b = __tsc_ld(g->b);
@@ -688,10 +725,21 @@ static inline bool __tsc_wall_fast(const struct tsc *t, int i, int what, uint64_
 	rate = __tsc_ld(g->rate);
 	slew = __tsc_ld(g->slew);
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);
-	if (__builtin_expect(__tsc_ld(w->seq) != seq || !valid || *ns < s || *ns >= slow, 0))
-		return false;
 	d = *ns - s;
+	if (__builtin_expect(__tsc_ld(w->seq) != seq ||
+			     (what != __TSC_W_MAP && __tsc_ld(f->seq) != lseq) ||
+			     *ns >= slow, 0))
+		return false;
 	ds = d < len ? d : len;
+	/* The writer keeps a segment's slope, 1 + (rate or rate + slew) /
+	 * 2^32, within [0, 2) (wall.c): below 2^31 ns the sum lies in
+	 * [-2^63, 2^63), so 64 bits that wrap give it exactly. */
+	if (__builtin_expect(d < (1ull << 31), 1)) {
+		*out = b + d + (uint64_t)((int64_t)(d * (uint64_t)rate + ds * (uint64_t)slew) >> 32);
+		return true;
+	}
+	if (*ns < s)
+		return false;
 	*out = b + d + (uint64_t)(int64_t)(((__tsc_s128)(int64_t)d * rate +
 					    (__tsc_s128)(int64_t)ds * slew) >> 32);
 	return true;
@@ -710,7 +758,7 @@ TSCINLINE int tsc_ns_to_clock(struct tsc *t, uint64_t ns, clockid_t clk, uint64_
 	return __tsc_wall(t, clk, false, ns, out);
 }
 
-static inline int __tsc_clock_gettime(struct tsc *t, clockid_t clk, uint64_t *out, int what)
+__TSC_FAST int __tsc_clock_gettime(struct tsc *t, clockid_t clk, uint64_t *out, int what)
 {
 	int i = __tsc_wall_index(clk);
 	uint64_t ns = 0;	/* read in __tsc_wall_fast() (a compiler may not see it) */

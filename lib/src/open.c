@@ -217,7 +217,10 @@ TSC_API struct tsc *tsc_open(const struct tsc_opts *opts)
 	for (i = 0; i < NWATCHED; i++)
 		t->wfd[i] = -1;
 	t->wall_now = tsc__lib_now;
-	t->wall.slow_from = UINT64_MAX;	/* the inline wall reads stay inline */
+	/* The inline wall reads go out of line until the first anchor has
+	 * made the mapping valid (tsc__reanchor() below): they do not look
+	 * at its valid flag (tsc.h). */
+	t->wall.slow_from = 0;
 	err = copy_opts(&t->opts, opts);
 	if (!err && t->opts.sysroot &&
 	    (strlen(t->opts.sysroot) >= sizeof(t->root) - 64 || !*t->opts.sysroot))

@@ -424,6 +424,22 @@ void tsc__step(struct tsc *t, uint64_t ns)
 	put_new(t, &nf);
 }
 
+/* The inline wall reads load mode and shift as one 64-bit word (tsc.h). */
+_Static_assert(offsetof(struct tsc_fast_state, shift) == offsetof(struct tsc_fast_state, mode) + 4 &&
+	       offsetof(struct tsc_fast_state, mode) % 8 == 0 &&
+	       offsetof(struct tsc_fast, s) % 8 == 0 && sizeof(struct tsc_fast_state) % 8 == 0,
+	       "mode and shift: one aligned 64-bit word");
+
+/* The same factors with shift 32 where that is exact: the inline reads
+ * take a constant shift as one instruction (tsc.h, __tsc_mul()). */
+static void shift_32(struct tsc_fast_state *f)
+{
+	while (f->shift < 32 && f->mult < (1ull << 63)) {
+		f->mult <<= 1;
+		f->shift++;
+	}
+}
+
 /* Caller holds t->lock.  Returns 1 if the fast path changed. */
 int tsc__publish(struct tsc *t, const struct decision *d)
 {
@@ -437,6 +453,7 @@ int tsc__publish(struct tsc *t, const struct decision *d)
 	if (d->f.src) {
 		nf.mult = d->f.mult;
 		nf.shift = d->f.shift;
+		shift_32(&nf);
 	}
 	nf.clock = t->opts.fallback == TSC_FALLBACK_MONOTONIC ?
 		   CLOCK_MONOTONIC : CLOCK_MONOTONIC_RAW;

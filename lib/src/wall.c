@@ -76,7 +76,9 @@ static int64_t clamp(int64_t v, int64_t lim)
 static uint64_t seg_at(const struct wall_seg *g, uint64_t ns)
 {
 	int64_t d = (int64_t)(ns - g->s);
-	int64_t ds = d < 0 ? 0 : d < (int64_t)g->len ? d : (int64_t)g->len;
+	/* Unsigned, as the inline reads compare: a len of 2^63 or more
+	 * never ends. */
+	int64_t ds = d < 0 ? 0 : (uint64_t)d < g->len ? d : (int64_t)g->len;
 	__int128 r = (__int128)d * g->rate + (__int128)ds * g->slew;
 
 	return g->b + (uint64_t)d + (uint64_t)(int64_t)(r >> 32);

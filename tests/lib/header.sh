@@ -7,7 +7,8 @@
 # -pedantic) that use its options macro, designators out of declaration
 # order too (a g++ error in a designated initializer), and inline reads
 # build without a warning (-Wall -Wextra -Werror), link and run; so does
-# one that calls every inline read, at -O2 and -O3.
+# one that calls every inline read, at -O2 and -O3; at -O1 to -O3 and
+# -Os no read is left out of line in a caller's loops.
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 inc="-I$top/lib/include -I$TSC_TEST_LIBDIR/include"
@@ -108,6 +109,47 @@ for o in -O2 -O3; do
 	c++ -std=c++17 $o -Wall -Wextra -Werror $inc "$d/reads.cc" "$TSC_TEST_LIBDIR/libtsc.a" \
 		-lpthread -o "$d/reads" > "$d/e" 2>&1 && "$d/reads" ||
 		{ sed 's/^/# /' "$d/e" | head -8; echo "# FAIL: every inline read, C++17 $o -Werror"; fail=1; }
+done
+# The reads are inline in a caller's loops at every level, -Os too,
+# where a compiler would rather call a local copy of them (a call costs
+# more than the read): the object holds no function but the loops.
+cat > "$d/loops.c" <<'EOF'
+#define _GNU_SOURCE
+#include <stdint.h>
+#include <time.h>
+#include <tsc.h>
+
+#define LOOP(name, expr)					\
+	uint64_t name(struct tsc *t, unsigned long n)		\
+	{							\
+		uint64_t s = 0, v = 0;				\
+		unsigned long i;				\
+								\
+		for (i = 0; i < n; i++) {			\
+			(void)(expr);				\
+			s += v;					\
+		}						\
+		return s;					\
+	}
+
+LOOP(loop_now, v = tsc_now_ns(t))
+LOOP(loop_now_ordered, v = tsc_now_ns_ordered(t))
+LOOP(loop_mono, tsc_clock_gettime(t, CLOCK_MONOTONIC, &v))
+LOOP(loop_raw, tsc_clock_gettime(t, CLOCK_MONOTONIC_RAW, &v))
+LOOP(loop_real, tsc_clock_gettime(t, CLOCK_REALTIME, &v))
+LOOP(loop_boot, tsc_clock_gettime(t, CLOCK_BOOTTIME, &v))
+LOOP(loop_tai, tsc_clock_gettime(t, CLOCK_TAI, &v))
+LOOP(loop_ordered, tsc_clock_gettime_ordered(t, CLOCK_MONOTONIC, &v))
+LOOP(loop_map, tsc_ns_to_clock(t, i, CLOCK_REALTIME, &v))
+LOOP(loop_delta, v = tsc_delta_to_ns(t, i))
+LOOP(loop_ticks, v = tsc_ticks_to_ns(t, i))
+LOOP(loop_rdtsc, v = tsc_rdtsc_ordered(t))
+EOF
+for o in -O1 -O2 -O3 -Os; do
+	cc -std=c11 $o -Wall -Wextra -Werror $inc -c "$d/loops.c" -o "$d/loops.o" > "$d/e" 2>&1 ||
+		{ sed 's/^/# /' "$d/e" | head -8; echo "# FAIL: the loops, C $o"; fail=1; continue; }
+	out=$(nm "$d/loops.o" | awk '$2 ~ /^[tT]$/ && $3 !~ /^loop_/ { print $3 }' | tr '\n' ' ')
+	[ -z "$out" ] || { echo "# FAIL: $o leaves reads out of line: $out"; fail=1; }
 done
 printf '#include <tsc.h>\nint main(void) { TSC_OPTS(o, ); return o.sz != sizeof(o) || o.no_watcher; }\n' > "$d/none.c"
 cc -std=c11 -Wall -Wextra -Werror -pedantic $inc "$d/none.c" -o "$d/none" && "$d/none" ||

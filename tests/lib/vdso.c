@@ -3,6 +3,8 @@
  * The vDSO ELF parser on the live vDSO, on truncated and damaged copies,
  * and a stand-in vDSO with __vdso_tsc_raw/__vdso_tsc_to_ns: its factor is
  * used, -ENODEV makes the handle fall back, a factor change is followed.
+ * The kernel's factors reach the inline reads with shift 32 where that
+ * is exact, as they are where it is not, and give the same ns.
  */
 #include "t.h"
 #include "fakevdso.h"
@@ -130,9 +132,64 @@ out:
 	t_rmroot(root);
 }
 
+/* The kernel's mult and shift (a made-up kernel at this machine's rate)
+ * as the inline reads get them: shift 32 if it is below, with mult
+ * shifted to match (a constant shift is one instruction, tsc.h), else as
+ * they are; tsc_info keeps the kernel's, and ns are the same either way. */
+static void shift32(uint64_t khz, uint32_t shift, uint32_t want_shift)
+{
+	static const uint64_t ticks[] = { 0, 1, 12345, 1ull << 40, (1ull << 52) + 7 };
+	uint64_t mult = (uint64_t)(((unsigned __int128)1000000 << shift) / khz), want;
+	const struct tsc_fast_state *f;
+	struct tsc_info i;
+	char root[64] = "/tmp/tsc-shift-XXXXXX", b[64];
+	struct tsc *t;
+	size_t k;
+
+	CHECK(mkdtemp(root), "mkdtemp: %s", strerror(errno));
+	t_mkroot(root, khz);
+	snprintf(b, sizeof(b), "%u\n", shift);
+	t_write(root, "sys/devices/system/tsc/tsc0/tsc_shift", b);
+	snprintf(b, sizeof(b), "%llu\n", (unsigned long long)mult);
+	t_write(root, "sys/devices/system/tsc/tsc0/tsc_mult", b);
+	TSC_OPTS(o, .sysroot = root, .no_watcher = true);
+	t = tsc_open(&o);
+	CHECK(t && tsc_in_use(t), "shift %u: the sysroot's TSC not in use", shift);
+	if (!t || !tsc_in_use(t))
+		goto out;
+	tsc_get_info(t, &i, sizeof(i));
+	CHECK(i.src == TSC_SRC_SYSFS_MULT && i.mult == mult && i.shift == shift,
+	      "shift %u: tsc_info has %s factors %llu >> %u, want the kernel's %llu >> %u", shift,
+	      tsc_src_name(i.src), (unsigned long long)i.mult, i.shift,
+	      (unsigned long long)mult, shift);
+	f = &t->fast.s[t->fast.seq & 1];
+	want = want_shift > shift ? mult << (want_shift - shift) : mult;
+	CHECK(f->shift == want_shift && f->mult == want,
+	      "shift %u: the inline reads get %llu >> %u, want %llu >> %u", shift,
+	      (unsigned long long)f->mult, f->shift, (unsigned long long)want, want_shift);
+	for (k = 0; k < sizeof(ticks) / sizeof(ticks[0]); k++) {
+		uint64_t ns = tsc_ticks_to_ns(t, ticks[k]) - f->offset;
+		uint64_t exact = (uint64_t)(((unsigned __int128)ticks[k] * mult) >> shift);
+
+		CHECK(ns == exact, "shift %u: %llu ticks give %llu ns, the kernel's factors %llu",
+		      shift, (unsigned long long)ticks[k], (unsigned long long)ns,
+		      (unsigned long long)exact);
+	}
+	printf("# kernel factors %llu >> %u: the inline reads take %llu >> %u\n",
+	       (unsigned long long)mult, shift, (unsigned long long)f->mult, f->shift);
+	tsc_close(t);
+out:
+	t_rmroot(root);
+}
+
 int main(int argc, char **argv)
 {
+	uint64_t khz = t_host_khz();
+
 	live();
 	fake(t_env("TSC_TEST_FAKEVDSO"));
+	shift32(khz, 24, 32);
+	shift32(khz, 32, 32);
+	shift32(khz, 36, 36);
 	DONE();
 }

@@ -14,7 +14,8 @@
  * the segments again further on), and between its last look at its clock
  * and that (readers of the old copy run on past the start unseen).  Where the
  * kernel does not use the TSC, the fallback's mapping and the TSC's on a
- * made-up sysroot.  In the guest (T_GUEST) the live TSC, or a failure. */
+ * made-up sysroot.  In the guest (T_GUEST) the live TSC, or a failure.
+ * First, the inline maths against the out-of-line ones. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <unistd.h>
@@ -214,11 +215,61 @@ static void stalled_writer(const char *root, const char *what)
 	tsc_close(t);
 }
 
+/* The inline maths (64 bits that wrap, below 2^31 ns from a segment's
+ * start; 128 beyond) against the writer's own (128 bits, wall.c), on
+ * segments as steep and as flat as the writer makes them: rates of
+ * +-10%, slews of +500 ppm and of standing still (slope 0), at offsets
+ * from 0 through the slew's end and 2^31 to days. */
+static void maths(void)
+{
+	static const int64_t R = (1ll << 32) / 10, S = (1ll << 32) / 2000;
+	static const int64_t rate[] = { 0, 1, -1, R, -R, 4295, -4295 };
+	static const uint64_t len[] = { 0, 1000, 1000000000ull, (1ull << 31) + 5, UINT64_MAX };
+	static const uint64_t d[] = { 0, 1, 999, 1000, 1001, 999999999, 1000000000, 1000000001,
+				      (1ull << 31) - 1, 1ull << 31, (1ull << 31) + 6,
+				      1ull << 32, 1ull << 40, 86400000000000ull * 7 };
+	uint64_t fast, slow, s = 123456789012345ull, b = 1700000000123456789ull, n = 0;
+	struct tsc *t;
+	size_t a, l, k, x;
+	int c;
+
+	TSC_OPTS(o, .no_watcher = true);
+	t = tsc_open(&o);
+	CHECK(t, "open");
+	if (!t)
+		return;
+	t->wall.slow_from = UINT64_MAX;
+	for (a = 0; a < sizeof(rate) / sizeof(rate[0]); a++)
+		for (l = 0; l < sizeof(len) / sizeof(len[0]); l++)
+			for (x = 0; x < 3; x++) {
+				int64_t slew = x == 0 ? 0 : x == 1 ? S : -((1ll << 32) + rate[a]);
+
+				for (c = 0; c < 2; c++)
+					t->wall.c[c].m[W_REAL].cur = (struct tsc_wall_seg){
+						.s = s, .b = b, .len = len[l], .rate = rate[a],
+						.slew = slew };
+				for (k = 0; k < sizeof(d) / sizeof(d[0]); k++, n++) {
+					fast = slow = 0;
+					CHECK(!tsc_ns_to_clock(t, s + d[k], CLOCK_REALTIME, &fast) &&
+					      !__tsc_wall(t, CLOCK_REALTIME, false, s + d[k], &slow) &&
+					      fast == slow,
+					      "rate %lld slew %lld len %llu at +%llu ns: inline %llu, "
+					      "out of line %llu", (long long)rate[a], (long long)slew,
+					      (unsigned long long)len[l], (unsigned long long)d[k],
+					      (unsigned long long)fast, (unsigned long long)slow);
+				}
+			}
+	printf("# inline and out-of-line maths agree at %llu points\n", (unsigned long long)n);
+	tsc_close(t);
+}
+
 int main(void)
 {
 	struct tsc *t;
 	char root[64];
 	bool tsc;
+
+	maths();
 
 	t = tsc_open(NULL);	/* with the watcher thread */
 	CHECK(t, "open");

@@ -35,12 +35,15 @@ typedef int (*vdso_raw_fn)(unsigned long long *tsc);
 typedef int (*vdso_to_ns_fn)(unsigned long long delta, clockid_t clk,
 			     unsigned long long *ns);
 
+/* Each call inline in its batch's loop, as in a caller's own loop. */
+#define ALWAYS_INLINE static inline __attribute__((always_inline))
+
 static struct tsc *g_t;
 static vdso_raw_fn v_raw;
 static vdso_to_ns_fn v_to_ns;
 static unsigned long long v_base;
 
-static inline uint64_t bare_rdtsc(void)
+ALWAYS_INLINE uint64_t bare_rdtsc(void)
 {
 	uint32_t lo, hi;
 
@@ -48,7 +51,7 @@ static inline uint64_t bare_rdtsc(void)
 	return ((uint64_t)hi << 32) | lo;
 }
 
-static inline uint64_t lfence_rdtsc(void)
+ALWAYS_INLINE uint64_t lfence_rdtsc(void)
 {
 	uint32_t lo, hi;
 
@@ -56,7 +59,7 @@ static inline uint64_t lfence_rdtsc(void)
 	return ((uint64_t)hi << 32) | lo;
 }
 
-static inline uint64_t rdtscp(void)
+ALWAYS_INLINE uint64_t rdtscp(void)
 {
 	uint32_t lo, hi, aux;
 
@@ -64,7 +67,7 @@ static inline uint64_t rdtscp(void)
 	return ((uint64_t)hi << 32) | lo;
 }
 
-static inline uint64_t cgt(clockid_t c)
+ALWAYS_INLINE uint64_t cgt(clockid_t c)
 {
 	struct timespec ts;
 
@@ -73,7 +76,7 @@ static inline uint64_t cgt(clockid_t c)
 }
 
 /* libtsc's wall reads (since 0.7 inline, as tsc_now_ns()). */
-static inline uint64_t lt_cgt(clockid_t c)
+ALWAYS_INLINE uint64_t lt_cgt(clockid_t c)
 {
 	uint64_t v = 0;
 
@@ -81,7 +84,7 @@ static inline uint64_t lt_cgt(clockid_t c)
 	return v;
 }
 
-static inline uint64_t lt_cgt_ordered(clockid_t c)
+ALWAYS_INLINE uint64_t lt_cgt_ordered(clockid_t c)
 {
 	uint64_t v = 0;
 
@@ -89,7 +92,7 @@ static inline uint64_t lt_cgt_ordered(clockid_t c)
 	return v;
 }
 
-static inline uint64_t sys_cgt(void)
+ALWAYS_INLINE uint64_t sys_cgt(void)
 {
 	struct timespec ts;
 
@@ -97,7 +100,7 @@ static inline uint64_t sys_cgt(void)
 	return (uint64_t)ts.tv_nsec;
 }
 
-static inline uint64_t gtod(void)
+ALWAYS_INLINE uint64_t gtod(void)
 {
 	struct timeval tv;
 
@@ -105,7 +108,7 @@ static inline uint64_t gtod(void)
 	return (uint64_t)tv.tv_usec;
 }
 
-static inline uint64_t vraw(void)
+ALWAYS_INLINE uint64_t vraw(void)
 {
 	unsigned long long c = 0;
 
@@ -113,7 +116,7 @@ static inline uint64_t vraw(void)
 	return c;
 }
 
-static inline uint64_t vraw_ns(void)
+ALWAYS_INLINE uint64_t vraw_ns(void)
 {
 	unsigned long long c = 0, ns = 0;
 
