@@ -120,8 +120,11 @@ extern "C" {
 
 /* The reads and their helpers are inline even where a compiler would
  * rather call them: a call and the stores around it cost more than the
- * read itself. */
-#if defined(__GNUC__) || defined(__clang__)
+ * read itself.  GCC refuses that in a function whose target options
+ * differ from the file's (__attribute__((target(...))), such as
+ * "general-regs-only"): there, define TSC_NO_ALWAYS_INLINE before
+ * including tsc.h. */
+#if (defined(__GNUC__) || defined(__clang__)) && !defined(TSC_NO_ALWAYS_INLINE)
 #define __TSC_FAST static inline __attribute__((always_inline))
 #else
 #define __TSC_FAST static inline
@@ -468,7 +471,7 @@ TSCINLINE uint64_t tsc_rdtsc(void)
 	return __tsc_clock_ns(4);
 }
 
-static inline uint64_t __tsc_rdtsc_ordered(bool rdtscp)
+__TSC_FAST uint64_t __tsc_rdtsc_ordered(bool rdtscp)
 {
 	(void)rdtscp;
 	return __tsc_clock_ns(4);
@@ -702,13 +705,14 @@ __TSC_FAST bool __tsc_wall_fast(const struct tsc *t, int i, int what, uint64_t *
 	if (what != __TSC_W_MAP) {
 		uint64_t mode_shift;
 
+		if (!TSC_ARCH_HAS_TSC)
+			return false;
 		lseq = __atomic_load_n(&f->seq, __ATOMIC_ACQUIRE);
 		/* mode and shift (adjacent, 8-aligned) in one load: the TSC
 		 * at shift 32, or out of line (x86 is little-endian). */
-		mode_shift = __atomic_load_n((const __tsc_u64_alias *)&f->s[0].mode,
+		mode_shift = __atomic_load_n((const __tsc_u64_alias *)(const void *)&f->s[0].mode,
 					     __ATOMIC_RELAXED);
-		if (!TSC_ARCH_HAS_TSC ||
-		    __builtin_expect((lseq & 1) ||
+		if (__builtin_expect((lseq & 1) ||
 				     mode_shift != ((uint64_t)32 << 32 | TSC_MODE_TSC), 0))
 			return false;
 		*ns = __tsc_mul(what == __TSC_W_NOW ? tsc_rdtsc() :

@@ -59,6 +59,10 @@ static const clockid_t wall_clk[W_NR] = {
 #define SPAN_NS		100000000ull	/* rates are measured over at least this */
 #define MAX_SLEW	((1ll << 32) / 2000)	/* 500 ppm */
 #define MAX_RATE	((1ll << 32) / 10)	/* 10%: as far as tick can set the kernel's */
+/* A segment's slope, 1 + (rate, or rate + slew) / 2^32, stays in [0, 2):
+ * rates are clamped to MAX_RATE, slews to MAX_SLEW or to standing still
+ * (-(2^32 + rate)).  The inline reads' 64-bit maths rest on it (tsc.h). */
+_Static_assert(MAX_RATE + MAX_SLEW < (1ll << 32), "a segment's slope below 2");
 #define JUMP_NS		1000000ll	/* behind by more: jump forward */
 #define STEP_NS		20000ll		/* an offset moved by more: the kernel stepped it */
 #define MARK_CLOSED	(1ull << 63)

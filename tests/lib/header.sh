@@ -8,7 +8,8 @@
 # order too (a g++ error in a designated initializer), and inline reads
 # build without a warning (-Wall -Wextra -Werror), link and run; so does
 # one that calls every inline read, at -O2 and -O3; at -O1 to -O3 and
-# -Os no read is left out of line in a caller's loops.
+# -Os no read is left out of line in a caller's loops; TSC_NO_ALWAYS_INLINE
+# lets a function with its own target options call them; -Wcast-align.
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 inc="-I$top/lib/include -I$TSC_TEST_LIBDIR/include"
@@ -151,6 +152,35 @@ for o in -O1 -O2 -O3 -Os; do
 	out=$(nm "$d/loops.o" | awk '$2 ~ /^[tT]$/ && $3 !~ /^loop_/ { print $3 }' | tr '\n' ' ')
 	[ -z "$out" ] || { echo "# FAIL: $o leaves reads out of line: $out"; fail=1; }
 done
+# A caller with target options of its own (which GCC will not inline an
+# always_inline function into) builds with TSC_NO_ALWAYS_INLINE; the
+# header is clean under -Wcast-align=strict (GCC) and -Wcast-align
+# (clang).
+cat > "$d/target.c" <<'EOF'
+#define _GNU_SOURCE
+#include <stdint.h>
+#include <time.h>
+#include <tsc.h>
+
+__attribute__((target("general-regs-only"))) uint64_t in_kernel_style(struct tsc *t)
+{
+	uint64_t v = 0;
+
+	tsc_clock_gettime(t, CLOCK_MONOTONIC, &v);
+	return v + tsc_now_ns(t);
+}
+EOF
+cc -std=c11 -O2 -Wall -Wextra -Werror -DTSC_NO_ALWAYS_INLINE $inc -c "$d/target.c" -o "$d/target.o" \
+	> "$d/e" 2>&1 ||
+	{ sed 's/^/# /' "$d/e" | head -8; echo "# FAIL: TSC_NO_ALWAYS_INLINE in a target(...) function"; fail=1; }
+cc -std=c11 -O2 -Wall -Wextra -Werror -Wcast-align=strict $inc -c "$d/loops.c" -o "$d/loops.o" \
+	> "$d/e" 2>&1 ||
+	{ sed 's/^/# /' "$d/e" | head -8; echo "# FAIL: tsc.h under -Wcast-align=strict"; fail=1; }
+if command -v clang > /dev/null; then
+	clang -std=c11 -O2 -Wall -Wextra -Werror -Wcast-align $inc -c "$d/loops.c" -o "$d/loops.o" \
+		> "$d/e" 2>&1 ||
+		{ sed 's/^/# /' "$d/e" | head -8; echo "# FAIL: tsc.h under clang -Wcast-align"; fail=1; }
+fi
 printf '#include <tsc.h>\nint main(void) { TSC_OPTS(o, ); return o.sz != sizeof(o) || o.no_watcher; }\n' > "$d/none.c"
 cc -std=c11 -Wall -Wextra -Werror -pedantic $inc "$d/none.c" -o "$d/none" && "$d/none" ||
 	{ echo "# FAIL: TSC_OPTS(o, ) as C11 -pedantic"; fail=1; }

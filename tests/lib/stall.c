@@ -17,6 +17,9 @@
  * And time must go on: the writer's own thread (like a signal handler
  * that interrupted it) reads the clock before and after each stall, and
  * it may have stood still for at most 1 ms of the stall (plus 0.5 ms).
+ * Then all of it again with the readers reading tsc_clock_gettime() and
+ * tsc_clock_gettime_ordered() (MONOTONIC), whose inline path reads the
+ * line on its own, and an anchor after each change.
  */
 #include <pthread.h>
 #include <unistd.h>
@@ -30,7 +33,8 @@
 static struct tsc *h;
 static int stop, stalls, frozen;
 static uint64_t top;		/* the highest ordered read returned so far */
-static uint64_t back, below, worst, reads;
+static uint64_t back, below, worst, reads, fails;
+static bool wall;		/* the readers read tsc_clock_gettime*() */
 
 static void stalled(struct tsc *t)
 {
@@ -46,13 +50,25 @@ static void stalled(struct tsc *t)
 	frozen += v1 - v0 + 1500000 < m1 - m0;
 }
 
+static uint64_t read_now(bool ordered)
+{
+	uint64_t v = 0;
+
+	if (!wall)
+		return ordered ? tsc_now_ns_ordered(h) : tsc_now_ns(h);
+	if (ordered ? tsc_clock_gettime_ordered(h, CLOCK_MONOTONIC, &v) :
+		      tsc_clock_gettime(h, CLOCK_MONOTONIC, &v))
+		__atomic_fetch_add(&fails, 1, __ATOMIC_RELAXED);
+	return v;
+}
+
 static void *reader(void *ordered)
 {
 	uint64_t prev = 0, v, seen, cur, n = 0, b = 0, x = 0, w = 0;
 
 	while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
 		seen = __atomic_load_n(&top, __ATOMIC_ACQUIRE);
-		v = ordered ? tsc_now_ns_ordered(h) : tsc_now_ns(h);
+		v = read_now(ordered);
 		if (v < prev) {
 			b++;
 			w = prev - v > w ? prev - v : w;
@@ -85,7 +101,7 @@ static void readers_start(void)
 	int k;
 
 	stop = 0;
-	back = below = worst = reads = 0;
+	back = below = worst = reads = fails = 0;
 	frozen = 0;
 	for (k = 0; k < 3; k++)
 		pthread_create(&th[k], NULL, reader, k ? (void *)1 : NULL);
@@ -104,10 +120,12 @@ static void readers_stop(const char *what)
 	      "thread's earlier read, by up to %llu ns", what, (unsigned long long)back,
 	      (unsigned long long)below, (unsigned long long)worst);
 	CHECK(reads > 1000, "%s: only %llu reads", what, (unsigned long long)reads);
+	CHECK(!fails, "%s: %llu reads failed", what, (unsigned long long)fails);
 	CHECK(!frozen, "%s: %d times the stalled writer's own thread saw tsc_now_ns() stand "
 	      "still more than 1.5 ms of its stall", what, frozen);
-	printf("# %s: %llu reads, writer stalled %d times, %llu went back\n", what,
-	       (unsigned long long)reads, stalls, (unsigned long long)(back + below));
+	printf("# %s%s: %llu reads, writer stalled %d times, %llu went back\n",
+	       wall ? "tsc_clock_gettime(), " : "", what, (unsigned long long)reads, stalls,
+	       (unsigned long long)(back + below));
 }
 
 /* Write val to path in root, and have the stalled writer publish it. */
@@ -124,6 +142,8 @@ static void change(const char *root, const char *what, const char *path, const c
 	h->stall = stalled;
 	CHECK(tsc_process_events(h) == 1, "%s: no change seen", what);
 	h->stall = NULL;
+	if (wall)
+		tsc_reanchor(h);
 	readers_stop(what);
 	tsc_get_info(h, &b, sizeof(b));
 	CHECK(stalls == 3, "%s: writer stalled %d times, want 3", what, stalls);
@@ -217,6 +237,8 @@ static void burst(const char *root, uint64_t khz)
 			t_write(root, TSC0 "tsc_stable", "1\n");
 		}
 		tsc_process_events(h);
+		if (wall && n % 3 == 0)
+			tsc_reanchor(h);
 	}
 	stalls = 3;
 	readers_stop("300 changes, no stall");
@@ -259,6 +281,9 @@ int main(void)
 	changes(root, khz, -900);
 	takeover(root, khz, 0);
 	takeover(root, khz, khz * 900 / 1000000);
+	wall = true;
+	changes(root, khz, 0);
+	changes(root, khz, 900);
 	t_rmroot(root);
 	DONE();
 }
