@@ -617,12 +617,17 @@ static void bridge_jumped(const struct tsc *t, struct wall_map *m, int i)
 static bool behind(struct tsc *t, const struct wall_copy *old, struct wall_copy *n,
 		   uint64_t from)
 {
-	uint64_t now = t->wall_now(t), hi, b, T;
+	uint64_t now = t->wall_now(t), hi, b, T, cap;
 	int i;
 
 	if (now + SKEW_NS < t->wall_T)
 		return false;
-	T = now + AHEAD_NS;
+	/* After a jump ahead the cap reads RAW, which may be a slow call
+	 * (a guest's emulated clock): once, and before T is taken, so that
+	 * T still leads the writer's next look.  Taken per clock and before,
+	 * the writer found itself behind at every look, and held readers. */
+	cap = cap_at(t, now);
+	T = t->wall_now(t) + AHEAD_NS;
 	for (i = 0; i < W_NR; i++) {
 		struct wall_map *m = &n->m[i];
 		const struct wall_map *o = &old->m[i];
@@ -630,7 +635,7 @@ static bool behind(struct tsc *t, const struct wall_copy *old, struct wall_copy 
 
 		b = seg_at(&m->cur, T);
 		if (!t->wt[i].back) {
-			uint64_t oc = map_at(o, cap_at(t, now));
+			uint64_t oc = map_at(o, cap);
 
 			hi = map_at(m, now) > oc ? map_at(m, now) : oc;
 			m->floor = (struct wall_seg){ .s = now, .b = hi,
