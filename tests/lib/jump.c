@@ -13,7 +13,8 @@
  * count the jump at its size, bring library ns back to their place
  * against CLOCK_MONOTONIC_RAW (back) or keep them (ahead: reads of them
  * went ahead), and leave tsc_clock_gettime(MONOTONIC) within 1 ms of the
- * kernel's.  A reader pinned to CPU 0 reads MONOTONIC throughout: never
+ * kernel's (2.2 ms after a jump ahead: reads meanwhile map at the top of
+ * the drift bound).  A reader pinned to CPU 0 reads MONOTONIC throughout: never
  * back (tsc_clock_gettime(3), BUGS: but for a jump back by less than
  * the time since the anchor plus 1 ms, not made here), and tsc_now_ns()
  * never back after a jump ahead.  Before the check, a jump back left
@@ -202,8 +203,13 @@ static void run(const char *name, int64_t jump_ns, long after_ms, uint32_t msr, 
 	      (unsigned long long)mono_back);
 	CHECK(jump_ns < 0 || now_back == 0, "%s: tsc_now_ns() went back %llu ns", name,
 	      (unsigned long long)now_back);
-	CHECK(llabs((long long)(m - k)) < 1000000, "%s: MONOTONIC mapped %+lld ns off the "
-	      "kernel's 2.5 s after (1 ms at most)", name, (long long)(m - k));
+	/* After a jump ahead, reads map library ns by RAW at the top of
+	 * their drift bound (est_high() in wall.c: 1000 ppm of an interval
+	 * and its grace, 1.2 ms), and the mapping keeps above them: 1 ms
+	 * plus that. */
+	CHECK(llabs((long long)(m - k)) < (jump_ns > 0 ? 2200000 : 1000000),
+	      "%s: MONOTONIC mapped %+lld ns off the kernel's 2.5 s after (%s at most)", name,
+	      (long long)(m - k), jump_ns > 0 ? "2.2 ms" : "1 ms");
 }
 
 int main(void)
