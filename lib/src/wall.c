@@ -220,14 +220,9 @@ static uint64_t est_high(const struct wall_est *e, uint64_t raw)
 }
 
 /* Are library ns where CLOCK_MONOTONIC_RAW says, within the jump bound
- * (1 ms, 1000 ppm since the anchor, the bracket's width)?  Read now,
- * with RAW between two reads of them (a read preempted between them
- * would look like a jump): the narrowest of 3 brackets, or the first
- * under 100 us; a wide one only widens the bound (where RAW is a slow
- * system call, as under QEMU's TCG, three in a row may be wider, and
- * taking that as no jump mapped library ns that had jumped back).  No
- * bracket in order (the line changed during each): taken as no jump.
- * If they are not, the TSC
+ * (1 ms, 1000 ppm since the anchor, its width)?  Read now, with RAW
+ * (a read preempted between them would look like a jump): within
+ * 100 us, 3 tries, else taken as no jump.  If they are not, the TSC
  * jumped since: *at is where reads map instead, library ns by RAW
  * (est_high()), and after a jump ahead never below what reads of the
  * copy mapped inline (up to its slow_at); returns 2.  If they are, but
@@ -236,21 +231,17 @@ static uint64_t est_high(const struct wall_est *e, uint64_t raw)
  * returns 1.  Else 0: map ns. */
 static int jumped_read(struct tsc *t, const struct wall_est *e, uint64_t ns, uint64_t *at)
 {
-	uint64_t raw = 0, el, est, thr, lim, l0 = 0, l1 = 0, l, a, r, b, w = UINT64_MAX;
+	uint64_t raw = 0, el, est, thr, lim, l0, l1 = 0, l;
 	int i;
 
-	for (i = 0; i < 3 && w >= 100000; i++) {
-		a = tsc_now_ns(t);
-		r = tsc__mono_raw();
-		b = tsc_now_ns(t);
-		if (b >= a && b - a < w) {
-			w = b - a;
-			l0 = a;
-			l1 = b;
-			raw = r;
-		}
+	for (i = 0; i < 3; i++) {
+		l0 = tsc_now_ns(t);
+		raw = tsc__mono_raw();
+		l1 = tsc_now_ns(t);
+		if (l1 >= l0 && l1 - l0 < 100000)
+			break;
 	}
-	if (w == UINT64_MAX)
+	if (i == 3)
 		return 0;
 	l = l0 + (l1 - l0) / 2;
 	el = raw > e->raw ? raw - e->raw : 0;
