@@ -10,9 +10,6 @@
  *   slow-syscall  syscall(SYS_clock_gettime) makes it 20 times, so that
  *                 clock_gettime() costs less than half of it, whatever
  *                 serves it;
- *   slow-raw      clock_gettime(CLOCK_MONOTONIC_RAW) takes 150 us, then
- *                 reads, once the program sets tsc_test_slow_raw
- *                 (tests/lib/jump: as a guest's emulated clock may);
  *   anything else both as the C library has them.
  */
 #define _GNU_SOURCE
@@ -23,10 +20,9 @@
 #include <sys/syscall.h>
 #include <time.h>
 
-enum { AS_IS, SYSCALL, SLOW_SYSCALL, SLOW_RAW };
+enum { AS_IS, SYSCALL, SLOW_SYSCALL };
 
 static int mode = -1;
-int tsc_test_slow_raw;		/* set by the program under test */
 static long (*real_syscall)(long, ...);
 static int (*real_clock_gettime)(clockid_t, struct timespec *);
 
@@ -38,23 +34,13 @@ static void init(void)
 	real_clock_gettime = (int (*)(clockid_t, struct timespec *))
 		dlsym(RTLD_NEXT, "clock_gettime");
 	mode = !m ? AS_IS : !strcmp(m, "syscall") ? SYSCALL :
-	       !strcmp(m, "slow-syscall") ? SLOW_SYSCALL :
-	       !strcmp(m, "slow-raw") ? SLOW_RAW : AS_IS;
+	       !strcmp(m, "slow-syscall") ? SLOW_SYSCALL : AS_IS;
 }
 
 int clock_gettime(clockid_t id, struct timespec *ts)
 {
-	struct timespec a, b;
-
 	if (mode < 0)
 		init();
-	if (mode == SLOW_RAW && id == CLOCK_MONOTONIC_RAW &&
-	    __atomic_load_n(&tsc_test_slow_raw, __ATOMIC_RELAXED)) {
-		real_clock_gettime(CLOCK_MONOTONIC, &a);
-		do
-			real_clock_gettime(CLOCK_MONOTONIC, &b);
-		while ((b.tv_sec - a.tv_sec) * 1000000000l + b.tv_nsec - a.tv_nsec < 150000);
-	}
 	if (mode != SYSCALL)
 		return real_clock_gettime(id, ts);
 	real_syscall(SYS_clock_gettime, id, ts);

@@ -18,13 +18,8 @@
  * back (tsc_clock_gettime(3), BUGS: but for a jump back by less than
  * the time since the anchor plus 1 ms, not made here), and tsc_now_ns()
  * never back after a jump ahead.  Before the check, a jump back left
- * library ns off for good, and MONOTONIC went back by the jump.  Run
- * again with CLOCK_MONOTONIC_RAW a slow call (gettimeshim.so): a read
- * that brackets RAW 150 us wide took that as no jump, and MONOTONIC
- * went back; after a jump ahead the writer found itself behind at every
- * look (it read RAW per clock) and never finished its anchor.
+ * library ns off for good, and MONOTONIC went back by the jump.
  */
-#include <dlfcn.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
@@ -227,7 +222,6 @@ int main(void)
 	char root[64];
 	struct tsc_info i;
 	uint32_t msr = 0;
-	int *slow_raw;
 	size_t n;
 
 	h = t_open_tsc(root, true);
@@ -245,22 +239,8 @@ int main(void)
 	       "the library's line moved (tsc__step())");
 	t_fact("how", "%s", msr ? "msr" : "offset");
 	t_sleep_ms(1200);	/* the early anchors are over (watch.c) */
-	/* Under tests/lib/gettimeshim.so (slow-raw), RAW takes 150 us from
-	 * here on, as where it is an emulated clock's system call. */
-	slow_raw = dlsym(RTLD_DEFAULT, "tsc_test_slow_raw");
-	if (slow_raw) {
-		__atomic_store_n(slow_raw, 1, __ATOMIC_RELAXED);
-		printf("# CLOCK_MONOTONIC_RAW takes 150 us a read from here on\n");
-	}
-	for (n = 0; n < ARRAY_SIZE(c); n++) {
-		/* With RAW that slow an anchor takes some ms: a jump back of 5
-		 * ms cannot come early enough after it. */
-		if (slow_raw && c[n].ns < 0 && c[n].ns > -100000000) {
-			printf("# %s: not made with RAW this slow\n", c[n].name);
-			continue;
-		}
+	for (n = 0; n < ARRAY_SIZE(c); n++)
 		run(c[n].name, c[n].ns, c[n].after_ms, msr, i.khz);
-	}
 	tsc_close(h);
 	t_rmroot(root);
 	DONE();
