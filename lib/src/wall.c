@@ -219,44 +219,81 @@ static uint64_t est_high(const struct wall_est *e, uint64_t raw)
 	       (uint64_t)((unsigned __int128)el * e->ppb / 1000000000);
 }
 
-/* Are library ns where CLOCK_MONOTONIC_RAW says, within the jump bound
- * (1 ms, 1000 ppm since the anchor, its width)?  Read now, with RAW
- * (a read preempted between them would look like a jump): within
- * 100 us, 3 tries, else taken as no jump.  If they are not, the TSC
- * jumped since: *at is where reads map instead, library ns by RAW
- * (est_high()), and after a jump ahead never below what reads of the
- * copy mapped inline (up to its slow_at); returns 2.  If they are, but
- * the caller's ns is not (read before a preemption, or before the
- * writer stepped the line back into place), *at is library ns now:
- * returns 1.  Else 0: map ns. */
-static int jumped_read(struct tsc *t, const struct wall_est *e, uint64_t ns, uint64_t *at)
+/* RAW by which a read of the jump maps: raw, read when library ns were
+ * at most l, taken back to the read's own ns (a lower bound of RAW then:
+ * the call may have taken long, as a guest's emulated clock's system
+ * call does), and never below what other reads of it mapped by: reads
+ * that bracket RAW narrowly or widely agree, and none goes back. */
+static uint64_t jump_raw(struct tsc *t, uint64_t raw, uint64_t l, uint64_t ns)
 {
-	uint64_t raw = 0, el, est, thr, lim, l0, l1 = 0, l;
+	uint64_t r = l > ns && raw > l - ns ? raw - (l - ns) : raw;
+	uint64_t m = __atomic_load_n(&t->jump_raw, __ATOMIC_RELAXED);
+
+	while (m < r && !__atomic_compare_exchange_n(&t->jump_raw, &m, r, true,
+						     __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+	return m > r ? m : r;
+}
+
+/* Where a read of ns maps after a jump: library ns by RAW (est_high()),
+ * and after a jump ahead never below what reads of the copy mapped
+ * inline (up to its slow_at). */
+static uint64_t jump_at(const struct wall_est *e, uint64_t raw, uint64_t ns)
+{
+	uint64_t at = est_high(e, raw), lim = ns < e->slow_at ? ns : e->slow_at;
+
+	return ns > raw + (uint64_t)e->scale && lim > at ? lim : at;
+}
+
+/* Are library ns where CLOCK_MONOTONIC_RAW says, within the jump bound
+ * (1 ms, 1000 ppm since the anchor, the bracket's width)?  Read now,
+ * with RAW between two reads of them (a read preempted between them
+ * would look like a jump): the narrowest of 3 brackets, or the first
+ * under 100 us; a wide one only widens the bound (where RAW is a slow
+ * system call, as under QEMU's TCG, three in a row may be wider).  No
+ * bracket in order (the line changed during each): taken as no jump.
+ * If they are not, the TSC jumped since: *at is jump_at(), and the jump
+ * is recorded for the copy (seq), so that its other reads map so too
+ * without looking again (one bracket wide, the next narrow, they would
+ * disagree); returns 2.  If they are, but the caller's ns is not (read
+ * before a preemption, or before the writer stepped the line back into
+ * place), *at is library ns now: returns 1.  Else 0: map ns. */
+static int jumped_read(struct tsc *t, const struct wall_est *e, uint32_t seq,
+		       uint64_t ns, uint64_t *at)
+{
+	uint64_t raw = 0, el, est, thr, l0 = 0, l, a, r, b, w = UINT64_MAX;
+	uint64_t seen = (uint64_t)(seq >> 1) + 1;
 	int i;
 
-	for (i = 0; i < 3; i++) {
-		l0 = tsc_now_ns(t);
-		raw = tsc__mono_raw();
-		l1 = tsc_now_ns(t);
-		if (l1 >= l0 && l1 - l0 < 100000)
-			break;
+	if (__atomic_load_n(&t->jump_seen, __ATOMIC_RELAXED) == seen) {
+		r = tsc__mono_raw();
+		*at = jump_at(e, jump_raw(t, r, tsc_now_ns(t), ns), ns);
+		return 2;
 	}
-	if (i == 3)
+	for (i = 0; i < 3 && w >= 100000; i++) {
+		a = tsc_now_ns(t);
+		r = tsc__mono_raw();
+		b = tsc_now_ns(t);
+		if (b >= a && b - a < w) {
+			w = b - a;
+			l0 = a;
+			raw = r;
+		}
+	}
+	if (w == UINT64_MAX)
 		return 0;
-	l = l0 + (l1 - l0) / 2;
+	l = l0 + w / 2;
 	el = raw > e->raw ? raw - e->raw : 0;
 	est = raw + (uint64_t)e->scale;
-	thr = JUMP_NS + el / 1000 + e->w + (l1 - l0);
+	thr = JUMP_NS + el / 1000 + e->w + w;
 	if (l + thr >= est && l <= est + thr) {
 		if (ns + thr >= est && ns <= est + thr)
 			return 0;
 		*at = l;
 		return 1;
 	}
-	*at = est_high(e, raw);
-	lim = l < e->slow_at ? l : e->slow_at;
-	if (l > est && lim > *at)
-		*at = lim;
+	__atomic_store_n(&t->jump_seen, seen, __ATOMIC_RELAXED);
+	*at = jump_at(e, jump_raw(t, raw, l0 + w, ns), ns);
 	return 2;
 }
 
@@ -298,7 +335,7 @@ TSC_API int __tsc_wall(struct tsc *t, clockid_t clk, bool now, uint64_t ns, uint
 		if (!valid)
 			return tsc__set_errno(-EAGAIN);
 		jr = now && e.tsc && (ns + JUMP_NS < m.cur.s || ns >= slow || ns >= e.slow_at) ?
-		     jumped_read(t, &e, ns, &at) : 0;
+		     jumped_read(t, &e, seq, ns, &at) : 0;
 		if (jr == 2 && slow)	/* not over a later anchor's: it looked again */
 			__atomic_compare_exchange_n(&t->wall.slow_from, &slow, 0, false,
 						    __ATOMIC_RELAXED, __ATOMIC_RELAXED);

@@ -10,19 +10,27 @@
  *   slow-syscall  syscall(SYS_clock_gettime) makes it 20 times, so that
  *                 clock_gettime() costs less than half of it, whatever
  *                 serves it;
+ *   slow-raw      clock_gettime(CLOCK_MONOTONIC_RAW) takes 150 us, then
+ *                 reads, 3 times in 5 at random, once the program sets
+ *                 tsc_test_slow_raw (tests/lib/jump: as a guest's
+ *                 emulated clock may, so that reads bracket it within
+ *                 100 us or not);
  *   anything else both as the C library has them.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
 
-enum { AS_IS, SYSCALL, SLOW_SYSCALL };
+enum { AS_IS, SYSCALL, SLOW_SYSCALL, SLOW_RAW };
 
 static int mode = -1;
+int tsc_test_slow_raw;		/* set by the program under test */
 static long (*real_syscall)(long, ...);
 static int (*real_clock_gettime)(clockid_t, struct timespec *);
 
@@ -34,13 +42,34 @@ static void init(void)
 	real_clock_gettime = (int (*)(clockid_t, struct timespec *))
 		dlsym(RTLD_NEXT, "clock_gettime");
 	mode = !m ? AS_IS : !strcmp(m, "syscall") ? SYSCALL :
-	       !strcmp(m, "slow-syscall") ? SLOW_SYSCALL : AS_IS;
+	       !strcmp(m, "slow-syscall") ? SLOW_SYSCALL :
+	       !strcmp(m, "slow-raw") ? SLOW_RAW : AS_IS;
+}
+
+/* 3 in 5, from a fixed seed in each thread (xorshift32). */
+static bool slow_one(void)
+{
+	static __thread uint32_t x = 2463534242u;
+
+	x ^= x << 13;
+	x ^= x >> 17;
+	x ^= x << 5;
+	return x % 5 < 3;
 }
 
 int clock_gettime(clockid_t id, struct timespec *ts)
 {
+	struct timespec a, b;
+
 	if (mode < 0)
 		init();
+	if (mode == SLOW_RAW && id == CLOCK_MONOTONIC_RAW &&
+	    __atomic_load_n(&tsc_test_slow_raw, __ATOMIC_RELAXED) && slow_one()) {
+		real_clock_gettime(CLOCK_MONOTONIC, &a);
+		do
+			real_clock_gettime(CLOCK_MONOTONIC, &b);
+		while ((b.tv_sec - a.tv_sec) * 1000000000l + b.tv_nsec - a.tv_nsec < 150000);
+	}
 	if (mode != SYSCALL)
 		return real_clock_gettime(id, ts);
 	real_syscall(SYS_clock_gettime, id, ts);
