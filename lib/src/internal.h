@@ -336,10 +336,9 @@ struct tsc {
 		uint64_t raw, ppb, w, slow_at;
 		uint32_t tsc;		/* the TSC was in use: it may jump */
 	} wall_est[2], est, jump_est;
-	/* After a jump of the TSC, for the reads of the copy in use (wall.c):
-	 * its seq / 2 + 1 once one of them saw the jump, and the highest
-	 * CLOCK_MONOTONIC_RAW that one of them mapped by. */
-	uint64_t jump_seen, jump_raw;
+	/* The wall seq / 2 + 1 of the copy whose reads saw a jump of the
+	 * TSC: its other reads map as they did, without looking (wall.c). */
+	uint64_t jump_seen;
 	bool jumped_ahead;	/* jump_est: the copy in use's, which readers
 				 * follow after the jump (wall.c) */
 	int64_t rebase;		/* library ns jumped ahead by this: the next

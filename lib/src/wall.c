@@ -219,22 +219,6 @@ static uint64_t est_high(const struct wall_est *e, uint64_t raw)
 	       (uint64_t)((unsigned __int128)el * e->ppb / 1000000000);
 }
 
-/* RAW by which a read of the jump maps: raw, read when library ns were
- * at most l, taken back to the read's own ns (a lower bound of RAW then:
- * the call may have taken long, as a guest's emulated clock's system
- * call does), and never below what other reads of it mapped by: reads
- * that bracket RAW narrowly or widely agree, and none goes back. */
-static uint64_t jump_raw(struct tsc *t, uint64_t raw, uint64_t l, uint64_t ns)
-{
-	uint64_t r = l > ns && raw > l - ns ? raw - (l - ns) : raw;
-	uint64_t m = __atomic_load_n(&t->jump_raw, __ATOMIC_RELAXED);
-
-	while (m < r && !__atomic_compare_exchange_n(&t->jump_raw, &m, r, true,
-						     __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-		;
-	return m > r ? m : r;
-}
-
 /* Where a read of ns maps after a jump: library ns by RAW (est_high()),
  * and after a jump ahead never below what reads of the copy mapped
  * inline (up to its slow_at). */
@@ -252,12 +236,14 @@ static uint64_t jump_at(const struct wall_est *e, uint64_t raw, uint64_t ns)
  * under 100 us; a wide one only widens the bound (where RAW is a slow
  * system call, as under QEMU's TCG, three in a row may be wider).  No
  * bracket in order (the line changed during each): taken as no jump.
- * If they are not, the TSC jumped since: *at is jump_at(), and the jump
- * is recorded for the copy (seq), so that its other reads map so too
- * without looking again (one bracket wide, the next narrow, they would
- * disagree); returns 2.  If they are, but the caller's ns is not (read
- * before a preemption, or before the writer stepped the line back into
- * place), *at is library ns now: returns 1.  Else 0: map ns. */
+ * If they are not, the TSC jumped since: *at is jump_at() by RAW now,
+ * and the jump is recorded for the copy (seq / 2: the same copy while
+ * the writer changes the mapping), so that its other reads map so too
+ * without looking again: one bracket wide and the next narrow, two
+ * reads of a jump near the bound would take it two ways.  Returns 2.
+ * If they are, but the caller's ns is not (read before a preemption, or
+ * before the writer stepped the line back into place), *at is library
+ * ns now: returns 1.  Else 0: map ns. */
 static int jumped_read(struct tsc *t, const struct wall_est *e, uint32_t seq,
 		       uint64_t ns, uint64_t *at)
 {
@@ -265,11 +251,8 @@ static int jumped_read(struct tsc *t, const struct wall_est *e, uint32_t seq,
 	uint64_t seen = (uint64_t)(seq >> 1) + 1;
 	int i;
 
-	if (__atomic_load_n(&t->jump_seen, __ATOMIC_RELAXED) == seen) {
-		r = tsc__mono_raw();
-		*at = jump_at(e, jump_raw(t, r, tsc_now_ns(t), ns), ns);
-		return 2;
-	}
+	if (__atomic_load_n(&t->jump_seen, __ATOMIC_RELAXED) == seen)
+		goto jumped;
 	for (i = 0; i < 3 && w >= 100000; i++) {
 		a = tsc_now_ns(t);
 		r = tsc__mono_raw();
@@ -287,13 +270,17 @@ static int jumped_read(struct tsc *t, const struct wall_est *e, uint32_t seq,
 	est = raw + (uint64_t)e->scale;
 	thr = JUMP_NS + el / 1000 + e->w + w;
 	if (l + thr >= est && l <= est + thr) {
+		/* Another read saw it meanwhile: take it as that one did. */
+		if (__atomic_load_n(&t->jump_seen, __ATOMIC_RELAXED) == seen)
+			goto jumped;
 		if (ns + thr >= est && ns <= est + thr)
 			return 0;
 		*at = l;
 		return 1;
 	}
 	__atomic_store_n(&t->jump_seen, seen, __ATOMIC_RELAXED);
-	*at = jump_at(e, jump_raw(t, raw, l0 + w, ns), ns);
+jumped:
+	*at = jump_at(e, tsc__mono_raw(), ns);
 	return 2;
 }
 
@@ -339,8 +326,15 @@ TSC_API int __tsc_wall(struct tsc *t, clockid_t clk, bool now, uint64_t ns, uint
 		if (jr == 2 && slow)	/* not over a later anchor's: it looked again */
 			__atomic_compare_exchange_n(&t->wall.slow_from, &slow, 0, false,
 						    __ATOMIC_RELAXED, __ATOMIC_RELAXED);
-		if (jr)
+		/* RAW read after the writer began to change the mapping
+		 * (seq odd, then the turn) may lie past where it holds the
+		 * old copy's readers: read again, held if seq is odd. */
+		if (jr) {
+			__atomic_thread_fence(__ATOMIC_ACQUIRE);
+			if (__atomic_load_n(&t->wall.seq, __ATOMIC_RELAXED) != seq)
+				continue;
 			ns = at;
+		}
 		v = map_at(&m, ns);
 		if (now && (seq & 1)) {
 			/* The mark counts REALTIME and TAI without their
@@ -1006,8 +1000,10 @@ static void check_jump(struct tsc *t, struct wall_sample *x)
 	t->info.last_tsc_jump_ns = d;
 	tsc__rate_restart(&t->rate);
 	if (d < 0) {
-		/* To where reads that saw the jump map (jumped_read()). */
-		tsc__step(t, est_high(&t->est, x->c[W_RAW]) - x->l[W_RAW]);
+		/* To where reads that saw the jump map (jumped_read()), by
+		 * RAW at the bracket's end: c may have been read at its
+		 * start. */
+		tsc__step(t, est_high(&t->est, x->c[W_RAW] + x->w[W_RAW] / 2) - x->l[W_RAW]);
 		measure_all(t, x);
 		return;
 	}

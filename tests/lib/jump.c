@@ -258,6 +258,8 @@ int main(void)
 	/* Under tests/lib/gettimeshim.so (slow-raw), RAW takes 150 us 3
 	 * times in 5 from here on, as an emulated clock's system call may. */
 	slow_raw = dlsym(RTLD_DEFAULT, "tsc_test_slow_raw");
+	CHECK(slow_raw || !getenv("TSC_TEST_GETTIME"),
+	      "TSC_TEST_GETTIME is set but gettimeshim.so is not loaded");
 	if (slow_raw) {
 		__atomic_store_n(slow_raw, 1, __ATOMIC_RELAXED);
 		printf("# CLOCK_MONOTONIC_RAW takes 150 us 3 reads in 5 from here on\n");
